@@ -1,0 +1,403 @@
+"""The game: one board of one variant, its legal moves, and play.
+
+A ``Game`` is mutable and cheap to copy. ``play()`` either applies a legal move and
+returns its ``Diff`` or raises ``IllegalMove`` with a reason and changes nothing. The
+hot paths (``legal_moves``, ``play``) work on card integers and precomputed tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import cards as C
+from .diff import REDEAL_GROUP, Diff
+from .errors import BadLayout, IllegalMove
+from .moves import REDEAL, REDEAL_MOVE, TABLEAU, TAKEBACK, TO_FOUNDATION, Move, parse_move
+from .shuffle import shuffled_deck
+from .statehash import digest, hash_text
+from .variants import Variant, get_variant
+from .variants.base import EMPTY_KING, EMPTY_NEVER, RUN, SINGLE, YUKON, Rules
+
+_BUILD_TEXT = {
+    "portuguese": "build down by one rank, any suit",
+    "spanish": "build down by one rank, any suit",
+    "brisbane": "build down by one rank, any suit",
+    "fortress": "build up or down by one rank in the same suit",
+    "perseverance": "build down by one rank in the same suit",
+}
+_LAYOUT_KEYS = {"variant", "options", "tableau", "foundations", "redeals_left"}
+
+
+class Game:
+    """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
+    foundation heights by suit (S H D C) and the redeals left."""
+
+    __slots__ = ("variant", "options", "rules", "piles", "down", "found", "redeals_left")
+
+    def __init__(
+        self,
+        variant: Variant,
+        options: dict[str, Any],
+        piles: list[list[int]],
+        down: list[int],
+        found: list[int],
+        redeals_left: int,
+    ) -> None:
+        """Internal: use ``engine.new_game`` or ``Game.from_layout``."""
+        self.variant = variant
+        self.options = options
+        self.rules: Rules = variant.make_rules(options)
+        self.piles = piles
+        self.down = down
+        self.found = found
+        self.redeals_left = redeals_left
+
+    # ----------------------------------------------------------------- state
+    @property
+    def name(self) -> str:
+        """The variant's name, e.g. ``"brisbane"``."""
+        return self.variant.name
+
+    @property
+    def progress(self) -> int:
+        """Cards on the foundations, 0..52."""
+        return sum(self.found)
+
+    @property
+    def won(self) -> bool:
+        """All 52 cards are on the foundations."""
+        return sum(self.found) == 52
+
+    @property
+    def stuck(self) -> bool:
+        """Not won, and no legal move (redeal included) remains."""
+        return not self.won and not self.legal_moves()
+
+    def copy(self) -> Game:
+        """An independent copy (the rules tables are shared, they are immutable)."""
+        g = Game.__new__(Game)
+        g.variant, g.options, g.rules = self.variant, self.options, self.rules
+        g.piles = [p[:] for p in self.piles]
+        g.down = self.down[:]
+        g.found = self.found[:]
+        g.redeals_left = self.redeals_left
+        return g
+
+    def state_hash(self) -> int:
+        """The 32-bit state hash of this board's view (see ``engine.statehash``)."""
+        piles = [(d, [C.CODES[c] for c in p[d:]]) for p, d in zip(self.piles, self.down, strict=True)]
+        return digest(hash_text(piles, self.found, self.redeals_left))
+
+    # ----------------------------------------------------------------- moves
+    def legal_moves(self) -> list[Move]:
+        """Every legal move, in a fixed order: to foundations, then tableau moves by
+        destination, then takebacks, then redeal. Empty when the game is won."""
+        found = self.found
+        if sum(found) == 52:
+            return []
+        rules = self.rules
+        piles, down = self.piles, self.down
+        moves: list[Move] = []
+        units: dict[int, tuple[int, int]] = {}  # bottom card of a movable unit -> (pile, n)
+        group = rules.group
+        for i, p in enumerate(piles):
+            size = len(p)
+            if size == 0:
+                continue
+            top = p[-1]
+            if found[top // 13] == top % 13:
+                moves.append(Move(TO_FOUNDATION, i + 1))
+            if group == SINGLE:
+                units[top] = (i + 1, 1)
+            elif group == YUKON:
+                for k in range(down[i], size):
+                    units[p[k]] = (i + 1, size - k)
+            else:  # RUN: the descending same-suit run at the top
+                k = size - 1
+                while k > down[i] and p[k - 1] == p[k] + 1 and p[k] % 13 != 12:
+                    k -= 1
+                units[p[k]] = (i + 1, size - k)
+        fits = rules.fits
+        empty = rules.empty
+        for j, p in enumerate(piles):
+            dst = j + 1
+            if p:
+                for card in fits[p[-1]]:
+                    unit = units.get(card)
+                    if unit is not None and unit[0] != dst:
+                        moves.append(Move(TABLEAU, unit[0], dst, unit[1]))
+            elif empty != EMPTY_NEVER:
+                for card, (src, n) in units.items():
+                    if src != dst and (empty != EMPTY_KING or card % 13 == 12):
+                        moves.append(Move(TABLEAU, src, dst, n))
+        if rules.takeback:
+            for s in range(4):
+                height = found[s]
+                if height == 0:
+                    continue
+                card = s * 13 + height - 1
+                for j, p in enumerate(piles):
+                    if (card in fits[p[-1]]) if p else rules.empty_accepts(card):
+                        moves.append(Move(TAKEBACK, s, j + 1))
+        if self.redeals_left > 0 and (rules.redeal_any_time or not moves):
+            moves.append(REDEAL_MOVE)
+        return moves
+
+    def play(self, move: str | Move) -> Diff:
+        """Apply a legal move (canonical notation or a ``Move``) and return its diff.
+
+        Raises ``IllegalMove`` (``BadNotation`` for a malformed string) with a reason a
+        person understands; the game is then unchanged."""
+        mv = parse_move(move) if isinstance(move, str) else move
+        reason = self.why_illegal(mv)
+        if reason is not None:
+            raise IllegalMove(reason)
+        return self._apply(mv)
+
+    def why_illegal(self, mv: Move) -> str | None:
+        """None if ``mv`` is legal here, else the reason it is not."""
+        if self.won:
+            return "the game is won: no moves remain"
+        kind = mv.kind
+        if kind == TABLEAU:
+            return self._why_tableau(mv)
+        if kind == TO_FOUNDATION:
+            bad = self._bad_pile(mv.src)
+            if bad:
+                return bad
+            p = self.piles[mv.src - 1]
+            if not p:
+                return f"pile {mv.src} is empty"
+            card = p[-1]
+            s = card // 13
+            height = self.found[s]
+            if height == card % 13:
+                return None
+            f = C.SUITS[s]
+            if height == 13:
+                return f"the {f} foundation is already complete"
+            need = "an Ace to start it" if height == 0 else f"{C.code(s * 13 + height)} next"
+            return f"{C.code(card)} cannot go to the {f} foundation: it needs {need}"
+        if kind == TAKEBACK:
+            return self._why_takeback(mv)
+        if kind == REDEAL:
+            return self._why_redeal()
+        return f"unknown move kind {kind}"
+
+    def _bad_pile(self, number: int) -> str | None:
+        count = len(self.piles)
+        if 1 <= number <= count:
+            return None
+        return f"there is no pile {number}: piles are numbered 1 to {count}"
+
+    def _why_dst(self, card: int, dst: int, n: int) -> str | None:
+        """Why ``card`` (bottom of a unit of ``n``) may not go on pile ``dst``."""
+        p = self.piles[dst - 1]
+        rules = self.rules
+        if not p:
+            if rules.empty_accepts(card):
+                return None
+            if rules.empty == EMPTY_NEVER:
+                return f"pile {dst} is empty: in {self.variant.title} an empty pile stays empty"
+            what = "a King" if rules.group != YUKON else "a King, or a group whose bottom card is a King"
+            return f"pile {dst} is empty: only {what} may go there"
+        top = p[-1]
+        if card in rules.fits[top]:
+            return None
+        moving = C.code(card) if n == 1 else f"a group from {C.code(card)}"
+        return f"{moving} does not go on {C.code(top)}: {_BUILD_TEXT[self.name]}"
+
+    def _why_tableau(self, mv: Move) -> str | None:
+        src, dst, n = mv.src, mv.dst, mv.n
+        bad = self._bad_pile(src) or self._bad_pile(dst)
+        if bad:
+            return bad
+        if src == dst:
+            return "the source and destination piles are the same"
+        p = self.piles[src - 1]
+        if not p:
+            return f"pile {src} is empty"
+        group = self.rules.group
+        if n > 1 and group == SINGLE:
+            return f"only one card moves at a time in {self.variant.title}"
+        face_up = len(p) - self.down[src - 1]
+        if n > face_up:
+            return f"pile {src} has only {face_up} face-up card{'s' if face_up != 1 else ''}"
+        if group == RUN and n > 1:
+            run = p[len(p) - n :]
+            if any(a != b + 1 or a % 13 == 0 for a, b in zip(run, run[1:], strict=False)):
+                return f"the top {n} cards of pile {src} are not a run down in one suit"
+        return self._why_dst(p[len(p) - n], dst, n)
+
+    def _why_takeback(self, mv: Move) -> str | None:
+        if "foundation_takeback" not in self.options:
+            return f"{self.variant.title} never takes a card back from a foundation"
+        if not self.rules.takeback:
+            return "foundation takeback is off in this game (option foundation_takeback)"
+        bad = self._bad_pile(mv.dst)
+        if bad:
+            return bad
+        height = self.found[mv.src]
+        if height == 0:
+            return f"the {C.SUITS[mv.src]} foundation is empty"
+        return self._why_dst(mv.src * 13 + height - 1, mv.dst, 1)
+
+    def _why_redeal(self) -> str | None:
+        if self.rules.redeals == 0 and "redeals" not in self.options:
+            return f"{self.variant.title} has no redeal"
+        if self.redeals_left <= 0:
+            return f"no redeals left (this game allows {self.rules.redeals})"
+        if not self.rules.redeal_any_time:
+            others = [m for m in self.legal_moves() if m.kind != REDEAL]
+            if others:
+                return (
+                    "a redeal is allowed only when no other move remains "
+                    f"(you can still play {others[0]})"
+                )
+        return None
+
+    def _apply(self, mv: Move) -> Diff:
+        piles, down = self.piles, self.down
+        kind = mv.kind
+        src_index = -1
+        if kind == TABLEAU:
+            p = piles[mv.src - 1]
+            n = mv.n
+            piles[mv.dst - 1].extend(p[len(p) - n :])
+            del p[len(p) - n :]
+            src_index = mv.src - 1
+        elif kind == TO_FOUNDATION:
+            card = piles[mv.src - 1].pop()
+            self.found[card // 13] += 1
+            src_index = mv.src - 1
+        elif kind == TAKEBACK:
+            self.found[mv.src] -= 1
+            piles[mv.dst - 1].append(mv.src * 13 + self.found[mv.src])
+        else:
+            cards = [c for p in piles for c in p]
+            self.piles = [cards[i * REDEAL_GROUP : (i + 1) * REDEAL_GROUP] for i in range(len(piles))]
+            self.down = [0] * len(piles)
+            self.redeals_left -= 1
+            return Diff("redeal")
+        if src_index >= 0 and down[src_index] and len(piles[src_index]) == down[src_index]:
+            down[src_index] -= 1
+            return Diff(str(mv), ((src_index + 1, C.CODES[piles[src_index][-1]]),))
+        return Diff(str(mv))
+
+    # ----------------------------------------------------------------- layouts
+    def to_layout(self) -> dict[str, Any]:
+        """The full-information layout (RULES.md format): face-down cards listed."""
+        return self._layout(hide=False)
+
+    def view(self) -> dict[str, Any]:
+        """The layout as a player or spectator may see it: each ``down`` is a count."""
+        return self._layout(hide=True)
+
+    def _layout(self, hide: bool) -> dict[str, Any]:
+        codes = C.CODES
+        tableau = []
+        for p, d in zip(self.piles, self.down, strict=True):
+            tableau.append(
+                {"down": d if hide else [codes[c] for c in p[:d]], "up": [codes[c] for c in p[d:]]}
+            )
+        return {
+            "variant": self.name,
+            "options": dict(self.options),
+            "tableau": tableau,
+            "foundations": dict(zip(C.SUITS, self.found, strict=True)),
+            "redeals_left": self.redeals_left,
+        }
+
+    @classmethod
+    def from_layout(cls, layout: Mapping[str, Any]) -> Game:
+        """The game a full-information layout describes. Raises ``BadLayout`` (or
+        ``UnknownVariant`` / ``BadOption``) naming the first problem found."""
+        if not isinstance(layout, Mapping):
+            raise BadLayout(f"a layout must be a JSON object, not {type(layout).__name__}")
+        extra = set(layout) - _LAYOUT_KEYS
+        if extra:
+            raise BadLayout(f"unknown layout key(s): {', '.join(sorted(map(str, extra)))}")
+        for key in ("variant", "tableau", "foundations"):
+            if key not in layout:
+                raise BadLayout(f"the layout has no {key!r}")
+        variant = get_variant(layout["variant"])
+        options_in = layout.get("options", {})
+        if not isinstance(options_in, Mapping):
+            raise BadLayout("'options' must be an object")
+        options = variant.resolve_options(options_in)
+        rules = variant.make_rules(options)
+
+        tableau = layout["tableau"]
+        if not isinstance(tableau, list) or len(tableau) != variant.piles:
+            got = len(tableau) if isinstance(tableau, list) else type(tableau).__name__
+            raise BadLayout(f"{variant.name} has {variant.piles} piles; the layout has {got}")
+        seen: dict[int, str] = {}
+
+        def claim(card: int, where: str) -> None:
+            if card in seen:
+                raise BadLayout(f"card {C.code(card)} appears twice ({seen[card]} and {where})")
+            seen[card] = where
+
+        piles: list[list[int]] = []
+        down: list[int] = []
+        for number, pile in enumerate(tableau, 1):
+            if not isinstance(pile, Mapping) or set(pile) != {"down", "up"}:
+                raise BadLayout(f"pile {number} must be an object with 'down' and 'up'")
+            d_in, up_in = pile["down"], pile["up"]
+            if d_in == 0 and not isinstance(d_in, bool):
+                d_in = []
+            if not isinstance(d_in, list) or not isinstance(up_in, list):
+                raise BadLayout(
+                    f"pile {number}: 'down' and 'up' must be lists of card codes "
+                    "(a full layout names its face-down cards)"
+                )
+            if d_in and not rules.has_face_down:
+                raise BadLayout(f"pile {number}: {variant.name} has no face-down cards")
+            if d_in and not up_in:
+                raise BadLayout(
+                    f"pile {number} has face-down cards and none face up: its top card "
+                    "would already have been turned up"
+                )
+            cards = [C.parse(c) for c in d_in] + [C.parse(c) for c in up_in]
+            for c in cards:
+                claim(c, f"pile {number}")
+            piles.append(cards)
+            down.append(len(d_in))
+
+        found_in = layout["foundations"]
+        if not isinstance(found_in, Mapping) or set(found_in) != set(C.SUITS):
+            raise BadLayout("'foundations' must map each of S, H, D, C to a top rank 0..13")
+        found = []
+        for s_index, s in enumerate(C.SUITS):
+            height = found_in[s]
+            if isinstance(height, bool) or not isinstance(height, int) or not 0 <= height <= 13:
+                raise BadLayout(f"foundation {s} must be a rank 0..13, not {height!r}")
+            for r in range(1, height + 1):
+                claim(C.make(r, s_index), f"the {s} foundation")
+            found.append(height)
+        if len(seen) != 52:
+            missing = [C.code(c) for c in range(52) if c not in seen]
+            raise BadLayout(f"{len(missing)} card(s) missing: {' '.join(missing)}")
+
+        default_redeals = int(options["redeals"]) if "redeals" in options else 0
+        redeals_left = layout.get("redeals_left", default_redeals)
+        if (
+            isinstance(redeals_left, bool)
+            or not isinstance(redeals_left, int)
+            or not 0 <= redeals_left <= rules.redeals
+        ):
+            raise BadLayout(
+                f"redeals_left must be an integer 0..{rules.redeals} for this game, "
+                f"not {redeals_left!r}"
+            )
+        return cls(variant, options, piles, down, found, redeals_left)
+
+
+def new_game(variant: str, seed: int, **options: Any) -> Game:
+    """A fresh deal of ``variant`` from ``seed`` (0 .. 2**64-1) with these options; the
+    same arguments give the same deal on every machine (docs/DEALS.md)."""
+    v = get_variant(variant)
+    opts = v.resolve_options(options)
+    piles, down, found = v.deal(shuffled_deck(seed), opts)
+    return Game(v, opts, piles, down, found, int(opts.get("redeals", 0)))
