@@ -1,0 +1,106 @@
+"""Every error code the protocol uses, with its meaning. Codes are stable strings: clients
+branch on the code, people read the message. PROTOCOL.md's error table is this table."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Code(StrEnum):
+    """Stable error codes (``Error.code`` and ``Rejected.code`` on the wire)."""
+
+    # -- decoding: the frame itself is wrong
+    BAD_FRAME = "bad_frame"
+    FRAME_TOO_LARGE = "frame_too_large"
+    UNKNOWN_TYPE = "unknown_type"
+    BAD_FIELD = "bad_field"
+    # -- session
+    VERSION_MISMATCH = "version_mismatch"
+    HELLO_FIRST = "hello_first"
+    ALREADY_HELLO = "already_hello"
+    RATE_LIMITED = "rate_limited"
+    BAD_TOKEN = "bad_token"
+    # -- rooms
+    NO_SUCH_ROOM = "no_such_room"
+    ROOM_FULL = "room_full"
+    ROOM_CLOSED = "room_closed"
+    SPECTATORS_OFF = "spectators_off"
+    TOO_MANY_ROOMS = "too_many_rooms"
+    ALREADY_IN_ROOM = "already_in_room"
+    NOT_IN_ROOM = "not_in_room"
+    NOT_A_PLAYER = "not_a_player"
+    NOT_CREATOR = "not_creator"
+    BAD_SETTINGS = "bad_settings"
+    # -- moves
+    NOT_RUNNING = "not_running"
+    FINISHED = "finished"
+    OUT_OF_ORDER = "out_of_order"
+    ILLEGAL_MOVE = "illegal_move"
+    BAD_NOTATION = "bad_notation"
+    HINTS_OFF = "hints_off"
+    # -- the service
+    STORE_UNAVAILABLE = "store_unavailable"
+    SHUTTING_DOWN = "shutting_down"
+    SLOW_CONSUMER = "slow_consumer"
+    IDLE_TIMEOUT = "idle_timeout"
+    TAKEN_OVER = "taken_over"
+    INTERNAL = "internal"
+
+
+# What each code means, for PROTOCOL.md and for messages that have nothing more specific.
+DESCRIPTIONS: dict[Code, str] = {
+    Code.BAD_FRAME: "the frame is not a MessagePack map (or not a binary frame)",
+    Code.FRAME_TOO_LARGE: "the frame is larger than the server accepts (see limits)",
+    Code.UNKNOWN_TYPE: "the message type `t` is missing or not one the server knows",
+    Code.BAD_FIELD: "a field is missing, of the wrong type or out of range; the message names it",
+    Code.VERSION_MISMATCH: "the client's protocol version is not one this server speaks",
+    Code.HELLO_FIRST: "the first message on a connection must be hello",
+    Code.ALREADY_HELLO: "hello was already sent on this connection",
+    Code.RATE_LIMITED: "too many messages: wait for credits to refill",
+    Code.BAD_TOKEN: "the resume token is unknown, expired or for a finished seat",
+    Code.NO_SUCH_ROOM: "no room has that code (or it has expired)",
+    Code.ROOM_FULL: "every seat of the room is taken",
+    Code.ROOM_CLOSED: "the race has started or finished: no new players",
+    Code.SPECTATORS_OFF: "the room does not allow spectators",
+    Code.TOO_MANY_ROOMS: "this connection has created or joined too many rooms",
+    Code.ALREADY_IN_ROOM: "this connection is already in a room: leave it first",
+    Code.NOT_IN_ROOM: "the message needs a room and this connection is in none",
+    Code.NOT_A_PLAYER: "spectators cannot do that",
+    Code.NOT_CREATOR: "only the room's creator can do that",
+    Code.BAD_SETTINGS: "a room setting (variant, option, limit) is not allowed",
+    Code.NOT_RUNNING: "the race has not started yet",
+    Code.FINISHED: "your race is over (won, stuck, resigned, or time is up)",
+    Code.OUT_OF_ORDER: "the move's sequence number is not the next one expected",
+    Code.ILLEGAL_MOVE: "the rules do not allow that move; the reason says why",
+    Code.BAD_NOTATION: "the move is not in the notation of the rules",
+    Code.HINTS_OFF: "the room does not give hints",
+    Code.STORE_UNAVAILABLE: "storage is unreachable: nothing changed, retry shortly",
+    Code.SHUTTING_DOWN: "the server is shutting down: reconnect (to another node) and resume",
+    Code.SLOW_CONSUMER: "the client did not read fast enough; reconnect and resume",
+    Code.IDLE_TIMEOUT: "nothing was received for too long",
+    Code.TAKEN_OVER: "another connection resumed this seat with its token",
+    Code.INTERNAL: "an unexpected server error; nothing changed; it has been logged",
+}
+
+# Codes after which the same request may succeed if simply sent again later.
+RETRYABLE: frozenset[Code] = frozenset(
+    {Code.RATE_LIMITED, Code.STORE_UNAVAILABLE, Code.SHUTTING_DOWN, Code.INTERNAL}
+)
+
+
+class ProtocolError(Exception):
+    """A failure to report to the peer as an ``Error`` (or ``Rejected``) message."""
+
+    def __init__(self, code: Code, message: str | None = None) -> None:
+        self.code = code
+        self.message = message or DESCRIPTIONS[code]
+        super().__init__(f"{code}: {self.message}")
+
+    @property
+    def retryable(self) -> bool:
+        """True when sending the same thing again later may succeed."""
+        return self.code in RETRYABLE
+
+
+class DecodeError(ProtocolError):
+    """A frame that could not be decoded into a message; nothing was done with it."""

@@ -1,0 +1,365 @@
+"""Every message between server and client, as typed structs that validate on decode.
+
+On the wire each message is a plain MessagePack map. The key ``t`` names the type; the
+other keys are short (one or two letters) because some messages are sent for every move.
+Python attribute names are long and say what a field is; ``name=`` gives the wire key.
+Unknown keys are ignored (forward compatibility); missing required keys, wrong types and
+out-of-range values are ``bad_field`` errors naming the key.
+
+Time: ``server_ms`` is the server's wall clock in Unix milliseconds; ``clock_ms`` is
+milliseconds since the race started (the race clock: the only clock that ranks).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta, field
+
+from . import limits as L
+
+Name = Annotated[str, Meta(min_length=1, max_length=L.MAX_NAME)]
+RoomCode = Annotated[str, Meta(min_length=1, max_length=L.MAX_CODE)]
+Token = Annotated[str, Meta(min_length=1, max_length=L.MAX_TOKEN)]
+Notation = Annotated[str, Meta(min_length=1, max_length=L.MAX_NOTATION)]
+Seq = Annotated[int, Meta(ge=0, le=L.MAX_SEQ)]
+SeatNo = Annotated[int, Meta(ge=0, le=L.MAX_SEATS)]  # 0 = spectator
+OptionValue = bool | int | Annotated[str, Meta(max_length=L.MAX_OPTION_STR)]
+Options = Annotated[
+    dict[Annotated[str, Meta(max_length=L.MAX_OPTION_KEY)], OptionValue],
+    Meta(max_length=L.MAX_OPTIONS),
+]
+RankBy = Literal["time", "progress"]
+DealChoice = Literal["random", "winnable"]
+Role = Literal["player", "spectator"]
+RoomPhase = Literal["lobby", "countdown", "running", "finished"]
+# A seat's state in the race.
+SeatStatus = Literal["lobby", "playing", "won", "stuck", "resigned", "timeout"]
+
+
+class _Msg(msgspec.Struct, tag_field="t", omit_defaults=True, kw_only=True):
+    """Base of every message: tagged by ``t``; fields equal to their default are omitted."""
+
+
+# =========================================================================== client → server
+
+
+class Hello(_Msg, tag="hello"):
+    """First message on every connection. With ``token`` it resumes that seat:
+    ``seen`` is the last move sequence the client saw acknowledged."""
+
+    version: int = field(name="v")
+    name: Name = field(name="n")
+    bot: bool = field(default=False, name="b")
+    client: Annotated[str, Meta(max_length=L.MAX_CLIENT_STR)] = field(default="", name="c")
+    token: Token | None = field(default=None, name="k")
+    seen: Seq = field(default=0, name="s")
+
+
+class RoomSettings(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """How a room races. Omitted fields take the defaults shown."""
+
+    variant: Annotated[str, Meta(max_length=16)] = field(name="v")
+    options: Options = field(default_factory=dict, name="o")
+    rank_by: RankBy = field(default="time", name="r")
+    max_players: Annotated[int, Meta(ge=1, le=L.MAX_SEATS)] = field(default=4, name="m")
+    time_limit_s: Annotated[int, Meta(ge=0, le=L.MAX_TIME_LIMIT_S)] = field(default=0, name="tl")
+    spectators: bool = field(default=True, name="sp")
+    spectator_delay_s: Annotated[int, Meta(ge=0, le=L.MAX_SPECTATOR_DELAY_S)] = field(
+        default=0, name="sd"
+    )
+    deal: DealChoice = field(default="random", name="d")
+    hints: bool = field(default=False, name="h")
+    countdown_s: Annotated[int, Meta(ge=0, le=L.MAX_COUNTDOWN_S)] = field(default=3, name="cd")
+    public: bool = field(default=True, name="pu")
+
+
+class CreateRoom(_Msg, tag="create"):
+    """Create a room and take its first seat (``as_player``) or watch it."""
+
+    settings: RoomSettings = field(name="r")
+    as_player: bool = field(default=True, name="p")
+
+
+class ListRooms(_Msg, tag="list"):
+    """Ask for the open public rooms (answered by ``RoomList``)."""
+
+
+class Join(_Msg, tag="join"):
+    """Join a room by its code, as a player or a spectator."""
+
+    code: RoomCode = field(name="c")
+    role: Role = field(default="player", name="r")
+
+
+class Ready(_Msg, tag="ready"):
+    """Say you are (or are no longer) ready; the race starts when every player is."""
+
+    ready: bool = field(default=True, name="r")
+
+
+class StartNow(_Msg, tag="start"):
+    """The creator starts the countdown without waiting for everyone to be ready."""
+
+
+class Move(_Msg, tag="M"):
+    """Play a move. ``seq`` is the number this move will have in your log: one more than
+    the last sequence acknowledged to you. A wrong ``seq`` is ``out_of_order``."""
+
+    seq: Annotated[int, Meta(ge=1, le=L.MAX_SEQ)] = field(name="s")
+    move: Notation = field(name="m")
+
+
+class Resign(_Msg, tag="resign"):
+    """Give up the race; your rank is then decided by your progress."""
+
+
+class Leave(_Msg, tag="leave"):
+    """Leave the room (a player seat in a running race is kept until the grace expires)."""
+
+
+class HintRequest(_Msg, tag="hint"):
+    """Ask for a hint (only in rooms with ``hints`` on)."""
+
+
+class Ping(_Msg, tag="ping"):
+    """Liveness check, answered by ``Pong`` with the same nonce."""
+
+    nonce: Annotated[int, Meta(ge=0, le=2**32 - 1)] = field(default=0, name="x")
+
+
+ClientMessage = (
+    Hello | CreateRoom | ListRooms | Join | Ready | StartNow | Move | Resign | Leave
+    | HintRequest | Ping
+)
+
+# =========================================================================== server → client
+
+
+class Welcome(_Msg, tag="welcome"):
+    """Answer to a hello without a token: the session is open."""
+
+    version: int = field(name="v")
+    server: str = field(name="sv")
+    node: str = field(name="nd")
+    server_ms: int = field(name="ts")
+    max_frame: int = field(name="mf")
+    rate_per_s: float = field(name="rl")
+
+
+class Error(_Msg, tag="err"):
+    """Something the client sent failed. Nothing changed. ``retryable`` says whether
+    sending it again later may succeed; ``fatal`` that the server closes the connection."""
+
+    code: str = field(name="c")
+    message: str = field(name="m")
+    retryable: bool = field(default=False, name="r")
+    fatal: bool = field(default=False, name="f")
+
+
+class RoomSummary(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """One line of the room list."""
+
+    code: str = field(name="c")
+    variant: str = field(name="v")
+    options: dict[str, bool | int | str] = field(default_factory=dict, name="o")
+    rank_by: RankBy = field(name="r")
+    phase: RoomPhase = field(name="ph")
+    players: int = field(name="n")
+    max_players: int = field(name="m")
+    bots: int = field(default=0, name="b")
+    spectators: bool = field(default=True, name="sp")
+
+
+class RoomList(_Msg, tag="rooms"):
+    """The open public rooms."""
+
+    rooms: list[RoomSummary] = field(name="r")
+
+
+class SeatInfo(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """What everyone may know of one seat: never its board while the race runs."""
+
+    seat: int = field(name="p")
+    name: str = field(name="n")
+    bot: bool = field(default=False, name="b")
+    ready: bool = field(default=False, name="r")
+    connected: bool = field(default=True, name="on")
+    status: SeatStatus = field(default="lobby", name="st")
+    progress: int = field(default=0, name="g")
+    moves: int = field(default=0, name="mv")
+    finish_ms: int | None = field(default=None, name="fm")
+
+
+class Board(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """One seat's board as a view (face-down cards as counts: RULES.md layout format)
+    after ``seq`` moves, with its state hash."""
+
+    seat: int = field(name="p")
+    seq: int = field(name="s")
+    view: dict[str, object] = field(name="w")
+    hash: int = field(name="h")
+
+
+class Joined(_Msg, tag="joined"):
+    """You are in a room (after create, join or resume): everything to draw it.
+
+    ``seat`` is 0 for a spectator. ``token`` (players only) resumes the seat later; keep
+    it secret. ``boards`` holds your own board while racing, every board (masked, and
+    delayed for spectators if the room says so) for spectators and after the finish."""
+
+    code: str = field(name="c")
+    settings: RoomSettings = field(name="r")
+    phase: RoomPhase = field(name="ph")
+    seat: int = field(name="p")
+    commitment: str = field(name="cm")
+    seats: list[SeatInfo] = field(name="ss")
+    token: str | None = field(default=None, name="k")
+    creator: int = field(default=0, name="cr")
+    start_ms: int | None = field(default=None, name="st")
+    clock_ms: int | None = field(default=None, name="ck")
+    boards: list[Board] = field(default_factory=list, name="bd")
+
+
+class Seats(_Msg, tag="seats"):
+    """The seats changed (someone joined, left, got ready, connected or dropped)."""
+
+    seats: list[SeatInfo] = field(name="ss")
+
+
+class Countdown(_Msg, tag="countdown"):
+    """The race starts at ``start_ms`` (server wall clock, Unix ms)."""
+
+    start_ms: int = field(name="st")
+    server_ms: int = field(name="ts")
+
+
+class Started(_Msg, tag="started"):
+    """The race is on: your initial board (spectators get every board)."""
+
+    start_ms: int = field(name="st")
+    boards: list[Board] = field(name="bd")
+
+
+class Accepted(_Msg, tag="A"):
+    """Your move ``seq`` is accepted and stored: apply it to your view. ``revealed`` lists
+    the cards it turned face up as [pile, code] (omitted when none); ``hash`` is the state
+    hash after it; ``clock_ms`` the race clock when it was accepted."""
+
+    seq: int = field(name="s")
+    hash: int = field(name="h")
+    clock_ms: int = field(name="c")
+    revealed: list[tuple[int, str]] = field(default_factory=list, name="r")
+
+
+class Rejected(_Msg, tag="R"):
+    """Your move ``seq`` was not played; nothing changed. ``expected`` is the sequence the
+    server expects next (so a client that lost track can resynchronise)."""
+
+    seq: int = field(name="s")
+    code: str = field(name="c")
+    reason: str = field(name="m")
+    expected: int = field(name="e")
+    retryable: bool = field(default=False, name="rt")
+
+
+class Diff(_Msg, tag="D"):
+    """A move on ``seat``'s board, for whoever may see that board (spectators; the seat
+    itself when replaying on resume; everyone after the finish)."""
+
+    seat: int = field(name="p")
+    seq: int = field(name="s")
+    move: str = field(name="m")
+    hash: int = field(name="h")
+    clock_ms: int = field(name="c")
+    revealed: list[tuple[int, str]] = field(default_factory=list, name="r")
+
+
+class Progress(_Msg, tag="P"):
+    """A seat's progress changed: what rivals may see while the race runs."""
+
+    seat: int = field(name="p")
+    progress: int = field(name="g")
+    moves: int = field(name="mv")
+    status: SeatStatus = field(name="st")
+    clock_ms: int = field(name="c")
+
+
+class RankEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """One line of a ranking (see PROTOCOL.md for the order and tie-breaks)."""
+
+    rank: int = field(name="k")
+    seat: int = field(name="p")
+    name: str = field(name="n")
+    bot: bool = field(default=False, name="b")
+    status: SeatStatus = field(name="st")
+    progress: int = field(name="g")
+    moves: int = field(name="mv")
+    finish_ms: int | None = field(default=None, name="fm")
+    progress_ms: int | None = field(default=None, name="gm")
+
+
+class Ranking(_Msg, tag="rank"):
+    """The live ranking, sent whenever it changes."""
+
+    ranking: list[RankEntry] = field(name="k")
+
+
+class Snapshot(_Msg, tag="snap"):
+    """A whole board, when diffs cannot bring the receiver up to date (a resume after too
+    long, a spectator joining late)."""
+
+    board: Board = field(name="bd")
+
+
+class SeatLog(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """One seat's complete move log, in order."""
+
+    seat: int = field(name="p")
+    moves: list[str] = field(name="ml")
+
+
+class Results(_Msg, tag="results"):
+    """The race is over. Everything is public now: the seed and salt (check them against
+    the commitment), every move log, the final ranking. ``par`` is a solver's solution
+    length when known; ``winnable`` whether the deal was proven winnable (None: unknown)."""
+
+    code: str = field(name="c")
+    variant: str = field(name="v")
+    options: dict[str, bool | int | str] = field(name="o")
+    rank_by: RankBy = field(name="r")
+    seed: int = field(name="sd")
+    salt: str = field(name="sl")
+    commitment: str = field(name="cm")
+    ranking: list[RankEntry] = field(name="k")
+    logs: list[SeatLog] = field(name="lg")
+    reason: str = field(name="why")
+    winnable: bool | None = field(default=None, name="wn")
+    par: int | None = field(default=None, name="par")
+
+
+class Hint(_Msg, tag="hint"):
+    """A suggested move (``None`` when none is known)."""
+
+    move: str | None = field(name="m")
+
+
+class Pong(_Msg, tag="pong"):
+    """Answer to ``Ping``."""
+
+    server_ms: int = field(name="ts")
+    nonce: int = field(default=0, name="x")
+
+
+class Closing(_Msg, tag="bye"):
+    """The server is about to close this connection, and why (an error code)."""
+
+    code: str = field(name="c")
+    message: str = field(name="m")
+
+
+ServerMessage = (
+    Welcome | Error | RoomList | Joined | Seats | Countdown | Started | Accepted | Rejected
+    | Diff | Progress | Ranking | Snapshot | Results | Hint | Pong | Closing
+)

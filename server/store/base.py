@@ -1,0 +1,117 @@
+"""The storage interface the server's room logic uses, and nothing more.
+
+Two implementations: ``memory.MemoryStore`` (the default; one process) and
+``redis.RedisStore`` (several nodes acting as one service). Every method is atomic on its
+own: the room logic never needs a transaction spanning two calls. Any method may raise
+``StoreUnavailable``; then nothing was changed (for ``append_move``: the move was not
+stored, so it must not be acknowledged).
+
+A board is (variant, options, seed) + its move log: the store keeps the log, and any node
+rebuilds the board by replaying it through the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from .records import LogEntry, RoomRecord, SeatRecord
+
+
+class StoreError(Exception):
+    """Base class of store failures the room logic handles."""
+
+
+class StoreUnavailable(StoreError):
+    """The backend cannot be reached; nothing was changed. Retryable."""
+
+
+class StaleEpoch(StoreError):
+    """The writer's epoch is not the seat's current one: the seat was taken over."""
+
+
+class SeqConflict(StoreError):
+    """The move's sequence is not one past the log's length; ``expected`` is."""
+
+    def __init__(self, expected: int) -> None:
+        super().__init__(f"expected sequence {expected}")
+        self.expected = expected
+
+
+EventHandler = Callable[[bytes], Awaitable[None] | None]
+
+
+class Store(Protocol):
+    """Rooms, seats, move logs and results, plus a per-room event bus."""
+
+    # -- rooms
+    async def create_room(self, room: RoomRecord) -> bool:
+        """Store a new room; False (and nothing changed) if the code is taken."""
+
+    async def get_room(self, code: str) -> RoomRecord | None:
+        """The room, or None if there is none (or it expired)."""
+
+    async def list_rooms(self) -> list[RoomRecord]:
+        """Rooms not finished (public or not: the caller filters)."""
+
+    async def set_phase(self, code: str, expect: str, phase: str, **fields: Any) -> bool:
+        """Compare-and-set: if the room's phase is ``expect``, set it to ``phase`` and set
+        ``fields`` (RoomRecord attributes) too, and return True; else change nothing and
+        return False. This is how nodes agree on start and finish."""
+
+    async def expire_room(self, code: str, ttl_s: int) -> None:
+        """Let the room, its seats, logs and results disappear after ``ttl_s`` seconds."""
+
+    # -- seats
+    async def add_seat(self, code: str, seat: SeatRecord, max_players: int) -> int | None:
+        """Give ``seat`` the next free seat number (1..max_players) while the room is in
+        the lobby; returns that number, or None if the room is full or not in the lobby."""
+
+    async def get_seats(self, code: str) -> list[SeatRecord]:
+        """Every seat of the room, by seat number."""
+
+    async def get_seat(self, code: str, seat: int) -> SeatRecord | None:
+        """One seat, or None."""
+
+    async def update_seat(self, code: str, seat: int, **fields: Any) -> None:
+        """Set some SeatRecord attributes (not ``epoch``: see ``take_seat``)."""
+
+    async def take_seat(self, code: str, seat: int) -> int:
+        """Increment the seat's epoch and return the new value: the caller is now the
+        seat's only writer; any older holder's appends fail with ``StaleEpoch``."""
+
+    # -- move logs
+    async def append_move(
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, **seat_fields: Any
+    ) -> None:
+        """Append ``entry`` as move ``seq`` (1-based) of the seat's log and set
+        ``seat_fields`` (progress, moves, status, ...) in the same atomic step. Raises
+        ``StaleEpoch`` if ``epoch`` is not current, ``SeqConflict`` if ``seq`` is not
+        log length + 1. Returning means the move is durably stored: acknowledge it."""
+
+    async def read_log(self, code: str, seat: int, after: int = 0) -> list[LogEntry]:
+        """The seat's log entries after the first ``after`` ones, in order."""
+
+    # -- results
+    async def put_results(self, code: str, results: bytes) -> None:
+        """Keep the encoded results message for as long as the room exists."""
+
+    async def get_results(self, code: str) -> bytes | None:
+        """The encoded results, or None."""
+
+    # -- events
+    async def publish(self, code: str, event: bytes) -> None:
+        """Send ``event`` to every subscriber of the room, on every node."""
+
+    async def subscribe(self, code: str, handler: EventHandler) -> None:
+        """Call ``handler(event)`` for every event published to the room from now on."""
+
+    async def unsubscribe(self, code: str, handler: EventHandler) -> None:
+        """Stop calling ``handler`` for the room's events."""
+
+    # -- life cycle
+    async def healthy(self) -> bool:
+        """True when the backend answers now."""
+
+    async def close(self) -> None:
+        """Release connections and tasks."""

@@ -1,0 +1,51 @@
+"""What the store keeps: rooms, seats, move-log entries. msgspec structs, so a Redis store
+can keep them as compact MessagePack and the memory store as plain objects."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class RoomRecord(msgspec.Struct, kw_only=True):
+    """A room. ``settings`` is ``protocol.messages.RoomSettings`` as builtins; ``seed`` and
+    ``salt`` are secret until ``phase == "finished"``."""
+
+    code: str
+    settings: dict[str, object]
+    seed: int
+    salt: str
+    commitment: str
+    creator: int = 0  # seat number of the creator (0: a spectator created it)
+    phase: str = "lobby"  # lobby | countdown | running | finished
+    created_ms: int = 0
+    start_ms: int | None = None  # when the race clock starts (set with phase countdown)
+    end_ms: int | None = None
+    end_reason: str = ""
+    winnable: bool | None = None
+    par: int | None = None
+
+
+class SeatRecord(msgspec.Struct, kw_only=True):
+    """A seat. ``epoch`` fences writers: only the connection that holds the current epoch
+    may append to the seat's log. ``token_hash`` is SHA-256 of the secret part of the
+    resume token (the token itself is never stored)."""
+
+    seat: int
+    name: str
+    bot: bool = False
+    token_hash: str = ""
+    epoch: int = 1
+    ready: bool = False
+    connected: bool = True
+    status: str = "lobby"  # lobby | playing | won | stuck | resigned | timeout
+    progress: int = 0
+    progress_ms: int | None = None  # race clock when ``progress`` was first reached
+    moves: int = 0
+    finish_ms: int | None = None
+
+
+class LogEntry(msgspec.Struct, array_like=True):
+    """One accepted move: its notation and the race clock when it was accepted."""
+
+    move: str
+    clock_ms: int
