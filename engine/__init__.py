@@ -7,7 +7,7 @@ The public API (stable; bots and outside tests rely on it):
 - ``Game.from_layout(dict)``, ``game.to_layout()``, ``game.view()``
 - ``game.legal_moves()``, ``game.play("3>7")`` → ``Diff``
 - ``game.won``, ``game.stuck``, ``game.progress``, ``game.copy()``, ``game.state_hash()``
-- ``apply_diff(view, diff)``, ``view_hash(view)``
+- ``apply_diff(view, diff)``, ``view_hash(view)``, ``game_from_view(view)`` (clients)
 - ``commitment(seed, salt)``, ``verify_commitment(...)``, ``shuffled_deck(seed)``
 - errors: ``EngineError`` (a ``ValueError``) and its subclasses
 """
@@ -17,6 +17,7 @@ from .errors import (BadLayout, BadNotation, BadOption, BadSeed, EngineError, Il
                      UnknownVariant)
 from .game import Game, new_game
 from .moves import Move, normalise_move, parse_move
+from .shadow import game_from_view
 from .shuffle import commitment, new_salt, shuffled_deck, verify_commitment
 from .statehash import view_hash
 from .variants import REGISTRY, VARIANTS, get_variant
@@ -36,6 +37,7 @@ __all__ = [
     "UnknownVariant",
     "apply_diff",
     "commitment",
+    "game_from_view",
     "get_variant",
     "new_game",
     "new_salt",

@@ -1,0 +1,34 @@
+"""Storage: one small interface (``base.Store``), an in-memory implementation (the
+default) and a Redis one (several nodes as one service)."""
+
+from __future__ import annotations
+
+from .base import SeqConflict, StaleEpoch, Store, StoreError, StoreUnavailable
+from .records import LogEntry, RoomRecord, SeatRecord
+
+
+def open_store(url: str | None) -> Store:
+    """The store for ``url``: ``None`` or ``""`` → in-memory; ``redis://…``/``rediss://…``
+    → Redis (standalone or, with ``?cluster=1``, Redis Cluster)."""
+    if not url:
+        from .memory import MemoryStore
+
+        return MemoryStore()
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from .redis import RedisStore
+
+        return RedisStore.from_url(url)
+    raise ValueError(f"unsupported store URL {url!r}: use redis://host:port/db")
+
+
+__all__ = [
+    "LogEntry",
+    "RoomRecord",
+    "SeatRecord",
+    "SeqConflict",
+    "StaleEpoch",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+    "open_store",
+]
