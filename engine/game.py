@@ -8,6 +8,7 @@ hot paths (``legal_moves``, ``play``) work on card integers and precomputed tabl
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 from . import cards as C
@@ -33,7 +34,7 @@ class Game:
     """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
     foundation heights by suit (S H D C) and the redeals left."""
 
-    __slots__ = ("variant", "options", "rules", "piles", "down", "found", "redeals_left")
+    __slots__ = ("down", "found", "options", "piles", "redeals_left", "rules", "variant")
 
     def __init__(
         self,
@@ -86,7 +87,8 @@ class Game:
 
     def state_hash(self) -> int:
         """The 32-bit state hash of this board's view (see ``engine.statehash``)."""
-        piles = [(d, [C.CODES[c] for c in p[d:]]) for p, d in zip(self.piles, self.down, strict=True)]
+        codes = C.CODES
+        piles = [(d, [codes[c] for c in p[d:]]) for p, d in zip(self.piles, self.down, strict=True)]
         return digest(hash_text(piles, self.found, self.redeals_left))
 
     # ----------------------------------------------------------------- moves
@@ -149,7 +151,7 @@ class Game:
 
         Raises ``IllegalMove`` (``BadNotation`` for a malformed string) with a reason a
         person understands; the game is then unchanged."""
-        mv = parse_move(move) if isinstance(move, str) else move
+        mv = move if isinstance(move, Move) else parse_move(move)
         reason = self.why_illegal(mv)
         if reason is not None:
             raise IllegalMove(reason)
@@ -200,7 +202,9 @@ class Game:
                 return None
             if rules.empty == EMPTY_NEVER:
                 return f"pile {dst} is empty: in {self.variant.title} an empty pile stays empty"
-            what = "a King" if rules.group != YUKON else "a King, or a group whose bottom card is a King"
+            what = "a King"
+            if rules.group == YUKON:
+                what = "a King, or a group whose bottom card is a King,"
             return f"pile {dst} is empty: only {what} may go there"
         top = p[-1]
         if card in rules.fits[top]:
@@ -215,6 +219,8 @@ class Game:
             return bad
         if src == dst:
             return "the source and destination piles are the same"
+        if n < 1:
+            return f"a move takes at least one card, not {n}"
         p = self.piles[src - 1]
         if not p:
             return f"pile {src} is empty"
@@ -226,7 +232,7 @@ class Game:
             return f"pile {src} has only {face_up} face-up card{'s' if face_up != 1 else ''}"
         if group == RUN and n > 1:
             run = p[len(p) - n :]
-            if any(a != b + 1 or a % 13 == 0 for a, b in zip(run, run[1:], strict=False)):
+            if any(a != b + 1 or a % 13 == 0 for a, b in pairwise(run)):
                 return f"the top {n} cards of pile {src} are not a run down in one suit"
         return self._why_dst(p[len(p) - n], dst, n)
 
@@ -235,6 +241,8 @@ class Game:
             return f"{self.variant.title} never takes a card back from a foundation"
         if not self.rules.takeback:
             return "foundation takeback is off in this game (option foundation_takeback)"
+        if not 0 <= mv.src < 4:
+            return f"there is no foundation {mv.src}: foundations are S, H, D, C (0 to 3)"
         bad = self._bad_pile(mv.dst)
         if bad:
             return bad
@@ -246,8 +254,12 @@ class Game:
     def _why_redeal(self) -> str | None:
         if self.rules.redeals == 0 and "redeals" not in self.options:
             return f"{self.variant.title} has no redeal"
+        if self.rules.redeals == 0:
+            return "this game allows no redeal (option redeals=0)"
         if self.redeals_left <= 0:
-            return f"no redeals left (this game allows {self.rules.redeals})"
+            allowed = self.rules.redeals
+            plural = "s" if allowed != 1 else ""
+            return f"no redeals left (this game allows {allowed} redeal{plural})"
         if not self.rules.redeal_any_time:
             others = [m for m in self.legal_moves() if m.kind != REDEAL]
             if others:
@@ -276,7 +288,8 @@ class Game:
             piles[mv.dst - 1].append(mv.src * 13 + self.found[mv.src])
         else:
             cards = [c for p in piles for c in p]
-            self.piles = [cards[i * REDEAL_GROUP : (i + 1) * REDEAL_GROUP] for i in range(len(piles))]
+            group = REDEAL_GROUP
+            self.piles = [cards[i * group : (i + 1) * group] for i in range(len(piles))]
             self.down = [0] * len(piles)
             self.redeals_left -= 1
             return Diff("redeal")
@@ -380,15 +393,17 @@ class Game:
             missing = [C.code(c) for c in range(52) if c not in seen]
             raise BadLayout(f"{len(missing)} card(s) missing: {' '.join(missing)}")
 
-        default_redeals = int(options["redeals"]) if "redeals" in options else 0
-        redeals_left = layout.get("redeals_left", default_redeals)
+        redeals_left = layout.get("redeals_left", rules.redeals)
         if (
             isinstance(redeals_left, bool)
             or not isinstance(redeals_left, int)
             or not 0 <= redeals_left <= rules.redeals
         ):
+            if "redeals" not in options:
+                raise BadLayout(f"{variant.name} has no redeals: redeals_left must be 0, "
+                                f"not {redeals_left!r}")
             raise BadLayout(
-                f"redeals_left must be an integer 0..{rules.redeals} for this game, "
+                f"redeals_left must be an integer 0..{rules.redeals} (option redeals), "
                 f"not {redeals_left!r}"
             )
         return cls(variant, options, piles, down, found, redeals_left)

@@ -16,7 +16,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
-def hash_text(piles: Iterable[tuple[int, Iterable[str]]], found: Iterable[int], redeals: int) -> str:
+def hash_text(
+    piles: Iterable[tuple[int, Iterable[str]]], found: Iterable[int], redeals: int
+) -> str:
     """The canonical text the hash is taken over (exposed for other implementations'
     tests and for debugging a desync)."""
     body = "|".join(f"{down}:{''.join(up)}" for down, up in piles)

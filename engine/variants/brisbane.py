@@ -7,8 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import (EMPTY_ANY, EMPTY_KING, YUKON, OptionSpec, Rules, Variant,
-                   build_down_any_suit, deal_rows)
+from .base import (
+    EMPTY_ANY,
+    EMPTY_KING,
+    YUKON,
+    OptionSpec,
+    Rules,
+    Variant,
+    build_down_any_suit,
+    deal_rows,
+)
 
 _FITS = build_down_any_suit()
 DOWN_COUNTS = [0, 1, 2, 3, 4, 5, 6]

@@ -6,8 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import (EMPTY_ANY, SINGLE, OptionSpec, Rules, Variant, build_up_or_down_same_suit,
-                   deal_rows)
+from .base import (
+    EMPTY_ANY,
+    SINGLE,
+    OptionSpec,
+    Rules,
+    Variant,
+    build_up_or_down_same_suit,
+    deal_rows,
+)
 
 _FITS = build_up_or_down_same_suit()
 

@@ -8,8 +8,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..cards import ACE, rank
-from .base import (EMPTY_NEVER, RUN, OptionSpec, Rules, Variant, build_down_same_suit,
-                   deal_rows, kings_to_bottom)
+from .base import (
+    EMPTY_NEVER,
+    RUN,
+    OptionSpec,
+    Rules,
+    Variant,
+    build_down_same_suit,
+    deal_rows,
+    kings_to_bottom,
+)
 
 _FITS = build_down_same_suit()
 

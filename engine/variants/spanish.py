@@ -6,8 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import (EMPTY_ANY, SINGLE, OptionSpec, Rules, Variant, build_down_any_suit,
-                   deal_rows, kings_to_bottom)
+from .base import (
+    EMPTY_ANY,
+    SINGLE,
+    OptionSpec,
+    Rules,
+    Variant,
+    build_down_any_suit,
+    deal_rows,
+    kings_to_bottom,
+)
 
 _FITS = build_down_any_suit()
 
