@@ -14,13 +14,13 @@ The public API (stable; bots and outside tests rely on it):
 
 from .diff import Diff, apply_diff
 from .errors import (
-                     BadLayout,
-                     BadNotation,
-                     BadOption,
-                     BadSeed,
-                     EngineError,
-                     IllegalMove,
-                     UnknownVariant,
+    BadLayout,
+    BadNotation,
+    BadOption,
+    BadSeed,
+    EngineError,
+    IllegalMove,
+    UnknownVariant,
 )
 from .game import Game, new_game
 from .moves import Move, normalise_move, parse_move
