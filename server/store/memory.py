@@ -1,0 +1,226 @@
+"""The in-memory store: one process, no persistence. The default, and the reference the
+Redis store is tested against (tests/store/ runs the same contract tests on both).
+
+Every method completes without awaiting anything before its effect is applied, so each
+call is atomic with respect to every other coroutine on the loop — the same guarantee the
+Redis store gets from Lua scripts. Records go in and come out as copies: a caller that
+mutates a record it got back changes nothing here, as with a remote store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import logging
+import time
+from typing import Any
+
+import msgspec
+
+from .base import EventHandler, SeqConflict, StaleEpoch
+from .records import LogEntry, RoomRecord, SeatRecord
+
+log = logging.getLogger(__name__)
+
+_ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__) - {"code"}
+_SEAT_FIELDS = frozenset(SeatRecord.__struct_fields__) - {"seat", "epoch"}
+
+
+class _Room:
+    """Everything kept for one room code."""
+
+    __slots__ = ("expires_at", "logs", "record", "results", "seats")
+
+    def __init__(self, record: RoomRecord) -> None:
+        self.record = record
+        self.seats: dict[int, SeatRecord] = {}
+        self.logs: dict[int, list[LogEntry]] = {}
+        self.results: bytes | None = None
+        self.expires_at: float | None = None  # time.monotonic() deadline
+
+
+def _check_fields(fields: dict[str, Any], allowed: frozenset[str], what: str) -> None:
+    unknown = set(fields) - allowed
+    if unknown:
+        raise TypeError(f"{what} has no settable field(s) {', '.join(sorted(unknown))}")
+
+
+class MemoryStore:
+    """``Store`` kept in this process's memory (see ``server.store.base.Store``)."""
+
+    def __init__(self) -> None:
+        self._rooms: dict[str, _Room] = {}
+        self._subscribers: dict[str, list[EventHandler]] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ internals
+    def _room(self, code: str) -> _Room | None:
+        room = self._rooms.get(code)
+        if room is not None and room.expires_at is not None and time.monotonic() >= room.expires_at:
+            # Expiry is checked on access, so it holds even without a running loop timer.
+            del self._rooms[code]
+            return None
+        return room
+
+    # ------------------------------------------------------------------ rooms
+    async def create_room(self, room: RoomRecord) -> bool:
+        """Store a new room; False (and nothing changed) if the code is taken."""
+        if self._room(room.code) is not None:
+            return False
+        self._rooms[room.code] = _Room(copy.deepcopy(room))
+        return True
+
+    async def get_room(self, code: str) -> RoomRecord | None:
+        """The room, or None if there is none (or it expired)."""
+        room = self._room(code)
+        return copy.deepcopy(room.record) if room else None
+
+    async def list_rooms(self) -> list[RoomRecord]:
+        """Rooms not finished, in creation order."""
+        out = []
+        for code in list(self._rooms):
+            room = self._room(code)
+            if room is not None and room.record.phase != "finished":
+                out.append(copy.deepcopy(room.record))
+        return out
+
+    async def set_phase(self, code: str, expect: str, phase: str, **fields: Any) -> bool:
+        """Compare-and-set of the room's phase (and ``fields``) — see ``Store``."""
+        _check_fields(fields, _ROOM_FIELDS - {"phase"}, "RoomRecord")
+        room = self._room(code)
+        if room is None or room.record.phase != expect:
+            return False
+        room.record = msgspec.structs.replace(room.record, phase=phase, **copy.deepcopy(fields))
+        return True
+
+    async def expire_room(self, code: str, ttl_s: int) -> None:
+        """The room and everything in it disappear after ``ttl_s`` seconds."""
+        room = self._room(code)
+        if room is None:
+            return
+        room.expires_at = time.monotonic() + ttl_s
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover - always called from a loop in practice
+            return
+        # Free the memory even if nobody asks for the room again.
+        loop.call_later(max(ttl_s, 0) + 0.001, self._room, code)
+
+    # ------------------------------------------------------------------ seats
+    async def add_seat(self, code: str, seat: SeatRecord, max_players: int) -> int | None:
+        """The next free seat number (1..max_players) while in the lobby, else None."""
+        room = self._room(code)
+        if room is None or room.record.phase != "lobby":
+            return None
+        for number in range(1, max_players + 1):
+            if number not in room.seats:
+                room.seats[number] = msgspec.structs.replace(seat, seat=number)
+                room.logs[number] = []
+                return number
+        return None
+
+    async def get_seats(self, code: str) -> list[SeatRecord]:
+        """Every seat of the room, by seat number (empty if there is no room)."""
+        room = self._room(code)
+        if room is None:
+            return []
+        return [msgspec.structs.replace(room.seats[n]) for n in sorted(room.seats)]
+
+    async def get_seat(self, code: str, seat: int) -> SeatRecord | None:
+        """One seat, or None."""
+        room = self._room(code)
+        if room is None or seat not in room.seats:
+            return None
+        return msgspec.structs.replace(room.seats[seat])
+
+    async def update_seat(self, code: str, seat: int, **fields: Any) -> None:
+        """Set some SeatRecord attributes (not ``seat`` or ``epoch``); no-op without seat."""
+        _check_fields(fields, _SEAT_FIELDS, "SeatRecord")
+        room = self._room(code)
+        if room is None or seat not in room.seats:
+            return
+        room.seats[seat] = msgspec.structs.replace(room.seats[seat], **fields)
+
+    async def take_seat(self, code: str, seat: int) -> int:
+        """Increment and return the seat's epoch. Raises ``KeyError`` if there is no seat."""
+        room = self._room(code)
+        if room is None or seat not in room.seats:
+            raise KeyError(f"no seat {seat} in room {code!r}")
+        record = room.seats[seat]
+        room.seats[seat] = msgspec.structs.replace(record, epoch=record.epoch + 1)
+        return record.epoch + 1
+
+    # ------------------------------------------------------------------ move logs
+    async def append_move(
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, **seat_fields: Any
+    ) -> None:
+        """Append move ``seq`` fenced by ``epoch`` and set ``seat_fields`` atomically.
+        A missing room or seat counts as a stale writer (``StaleEpoch``)."""
+        _check_fields(seat_fields, _SEAT_FIELDS, "SeatRecord")
+        room = self._room(code)
+        if room is None or seat not in room.seats:
+            raise StaleEpoch(f"no seat {seat} in room {code!r}")
+        record = room.seats[seat]
+        if record.epoch != epoch:
+            raise StaleEpoch(f"epoch {epoch} is not the seat's current {record.epoch}")
+        entries = room.logs[seat]
+        if seq != len(entries) + 1:
+            raise SeqConflict(len(entries) + 1)
+        entries.append(LogEntry(entry.move, entry.clock_ms))
+        if seat_fields:
+            room.seats[seat] = msgspec.structs.replace(record, **seat_fields)
+
+    async def read_log(self, code: str, seat: int, after: int = 0) -> list[LogEntry]:
+        """The seat's log entries after the first ``after`` ones, in order."""
+        room = self._room(code)
+        if room is None:
+            return []
+        return [LogEntry(e.move, e.clock_ms) for e in room.logs.get(seat, [])[max(after, 0) :]]
+
+    # ------------------------------------------------------------------ results
+    async def put_results(self, code: str, results: bytes) -> None:
+        """Keep the encoded results for as long as the room exists."""
+        room = self._room(code)
+        if room is not None:
+            room.results = bytes(results)
+
+    async def get_results(self, code: str) -> bytes | None:
+        """The encoded results, or None."""
+        room = self._room(code)
+        return room.results if room else None
+
+    # ------------------------------------------------------------------ events
+    async def publish(self, code: str, event: bytes) -> None:
+        """Call every subscriber of the room, in subscription order. A failing handler
+        is logged and does not stop the others (as a remote subscriber's failure could
+        not stop delivery elsewhere)."""
+        for handler in list(self._subscribers.get(code, ())):
+            try:
+                result = handler(event)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                log.exception("room %s: event handler failed", code)
+
+    async def subscribe(self, code: str, handler: EventHandler) -> None:
+        """Call ``handler(event)`` for every event published to the room from now on."""
+        self._subscribers.setdefault(code, []).append(handler)
+
+    async def unsubscribe(self, code: str, handler: EventHandler) -> None:
+        """Stop calling ``handler`` (once per matching subscribe)."""
+        handlers = self._subscribers.get(code)
+        if handlers and handler in handlers:
+            handlers.remove(handler)
+            if not handlers:
+                del self._subscribers[code]
+
+    # ------------------------------------------------------------------ life cycle
+    async def healthy(self) -> bool:
+        """True until closed."""
+        return not self._closed
+
+    async def close(self) -> None:
+        """Drop subscribers; the data stays readable (nothing to release)."""
+        self._closed = True
+        self._subscribers.clear()
