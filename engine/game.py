@@ -349,7 +349,9 @@ class Game:
 
         def claim(card: int, where: str) -> None:
             if card in seen:
-                raise BadLayout(f"card {C.code(card)} appears twice ({seen[card]} and {where})")
+                first = seen[card]
+                places = f"in {where}" if first == where else f"({first} and {where})"
+                raise BadLayout(f"card {C.code(card)} appears twice {places}")
             seen[card] = where
 
         piles: list[list[int]] = []
@@ -372,7 +374,10 @@ class Game:
                     f"pile {number} has face-down cards and none face up: its top card "
                     "would already have been turned up"
                 )
-            cards = [C.parse(c) for c in d_in] + [C.parse(c) for c in up_in]
+            try:
+                cards = [C.parse(c) for c in d_in] + [C.parse(c) for c in up_in]
+            except BadLayout as exc:
+                raise BadLayout(f"pile {number}: {exc}") from None
             for c in cards:
                 claim(c, f"pile {number}")
             piles.append(cards)
@@ -391,7 +396,8 @@ class Game:
             found.append(height)
         if len(seen) != 52:
             missing = [C.code(c) for c in range(52) if c not in seen]
-            raise BadLayout(f"{len(missing)} card(s) missing: {' '.join(missing)}")
+            many = "s are" if len(missing) != 1 else " is"
+            raise BadLayout(f"{len(missing)} card{many} missing: {' '.join(missing)}")
 
         redeals_left = layout.get("redeals_left", rules.redeals)
         if (

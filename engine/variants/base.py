@@ -53,7 +53,9 @@ class OptionSpec:
         )
 
     def parse_text(self, variant: str, name: str, text: str) -> bool | int | str:
-        """Parse a command-line value (``true``/``false``/``on``/``off``, digits, a choice)."""
+        """Parse a command-line value: ``true``/``false``/``on``/``off``/``yes``/``no``/
+        ``1``/``0`` for a flag, decimal digits for a number, a choice in any case. Raises
+        ``BadOption`` like ``check``."""
         d = self.default
         t = text.strip().lower()
         value: object = text
@@ -62,6 +64,8 @@ class OptionSpec:
                      "false": False, "off": False, "0": False, "no": False}.get(t, text)
         elif isinstance(d, int):
             value = int(t) if t.lstrip("-").isdigit() else text
+        elif t in self.choices:
+            value = t
         return self.check(variant, name, value)
 
 
