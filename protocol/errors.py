@@ -1,5 +1,10 @@
 """Every error code the protocol uses, with its meaning. Codes are stable strings: clients
-branch on the code, people read the message. PROTOCOL.md's error table is this table."""
+branch on the code, people read the message. PROTOCOL.md's error table is generated from
+this module (a test fails if the two differ).
+
+A code is never renamed or given a new meaning within a protocol version; new codes may
+be added, so a client must treat an unknown code as a failure of the request it sent
+(and, if ``Error.f`` is set, of the connection)."""
 
 from __future__ import annotations
 
@@ -53,7 +58,7 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.FRAME_TOO_LARGE: "the frame is larger than the server accepts (see limits)",
     Code.UNKNOWN_TYPE: "the message type `t` is missing or not one the server knows",
     Code.BAD_FIELD: "a field is missing, of the wrong type or out of range; the message names it",
-    Code.VERSION_MISMATCH: "the client's protocol version is not one this server speaks",
+    Code.VERSION_MISMATCH: "the client's protocol version is not the server's: upgrade one",
     Code.HELLO_FIRST: "the first message on a connection must be hello",
     Code.ALREADY_HELLO: "hello was already sent on this connection",
     Code.RATE_LIMITED: "too many messages: wait for credits to refill",
@@ -88,8 +93,27 @@ RETRYABLE: frozenset[Code] = frozenset(
 )
 
 
+# Codes after which the server closes the connection (``Error.f`` is set, or the reason
+# comes in ``Closing``). All other errors leave the connection open.
+FATAL: frozenset[Code] = frozenset(
+    {
+        Code.VERSION_MISMATCH,
+        Code.SHUTTING_DOWN,
+        Code.SLOW_CONSUMER,
+        Code.IDLE_TIMEOUT,
+        Code.TAKEN_OVER,
+    }
+)
+
+# The codes ``codec.decode_client`` / ``decode_server`` raise.
+DECODE_CODES: frozenset[Code] = frozenset(
+    {Code.BAD_FRAME, Code.FRAME_TOO_LARGE, Code.UNKNOWN_TYPE, Code.BAD_FIELD, Code.VERSION_MISMATCH}
+)
+
+
 class ProtocolError(Exception):
-    """A failure to report to the peer as an ``Error`` (or ``Rejected``) message."""
+    """A failure to report to the peer as an ``Error`` (or ``Rejected``) message.
+    ``message`` is for people (the code's description when none is given)."""
 
     def __init__(self, code: Code, message: str | None = None) -> None:
         self.code = code
@@ -101,6 +125,18 @@ class ProtocolError(Exception):
         """True when sending the same thing again later may succeed."""
         return self.code in RETRYABLE
 
+    @property
+    def fatal(self) -> bool:
+        """True when the server closes the connection after reporting this error."""
+        return self.code in FATAL
+
 
 class DecodeError(ProtocolError):
-    """A frame that could not be decoded into a message; nothing was done with it."""
+    """A frame that could not be decoded into a message; nothing was done with it.
+
+    ``code`` is one of ``DECODE_CODES``. ``field`` is the wire path of the offending
+    field for ``bad_field`` (e.g. ``"r.o"`` for a create's options), else None."""
+
+    def __init__(self, code: Code, message: str | None = None, field: str | None = None) -> None:
+        super().__init__(code, message)
+        self.field = field

@@ -4,10 +4,16 @@ On the wire each message is a plain MessagePack map. The key ``t`` names the typ
 other keys are short (one or two letters) because some messages are sent for every move.
 Python attribute names are long and say what a field is; ``name=`` gives the wire key.
 Unknown keys are ignored (forward compatibility); missing required keys, wrong types and
-out-of-range values are ``bad_field`` errors naming the key.
+out-of-range values are ``bad_field`` errors naming the key. Fields equal to their
+default are left out of the frame (``omit_defaults``).
+
+Every string, list, map and integer a client sends is bounded (``limits.py``); strings a
+client sends that other people will see (names, client software) may not contain control
+or invisible formatting characters, so no one can paint over another player's terminal.
 
 Time: ``server_ms`` is the server's wall clock in Unix milliseconds; ``clock_ms`` is
 milliseconds since the race started (the race clock: the only clock that ranks).
+The field-by-field reference is PROTOCOL.md, generated from these definitions.
 """
 
 from __future__ import annotations
@@ -18,24 +24,40 @@ import msgspec
 from msgspec import Meta, field
 
 from . import limits as L
+from .errors import FATAL, ProtocolError
 
-Name = Annotated[str, Meta(min_length=1, max_length=L.MAX_NAME)]
-RoomCode = Annotated[str, Meta(min_length=1, max_length=L.MAX_CODE)]
-Token = Annotated[str, Meta(min_length=1, max_length=L.MAX_TOKEN)]
+# Characters no displayed string may contain: C0 and C1 controls (terminal escapes), zero
+# width and bidirectional formatting (names that hide or reorder text), BOM.
+_INVISIBLE = r"\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+# A displayed text: visible characters and spaces, at least one not a space.
+DISPLAY_PATTERN = rf"^[^{_INVISIBLE}]*[^\s{_INVISIBLE}][^{_INVISIBLE}]*$"
+PLAIN_PATTERN = rf"^[^{_INVISIBLE}]*$"  # the same, possibly empty or only spaces
+CODE_PATTERN = r"^[A-Za-z0-9_-]+$"  # a room code: never a "." (tokens are split on ".")
+TOKEN_PATTERN = r"^[!-~]+$"  # printable ASCII, no spaces (its parts: tokens.py)
+IDENT_PATTERN = r"^[a-z][a-z0-9_]*$"  # variant and option names
+
+Name = Annotated[str, Meta(min_length=1, max_length=L.MAX_NAME, pattern=DISPLAY_PATTERN)]
+RoomCode = Annotated[str, Meta(min_length=1, max_length=L.MAX_CODE, pattern=CODE_PATTERN)]
+Token = Annotated[str, Meta(min_length=1, max_length=L.MAX_TOKEN, pattern=TOKEN_PATTERN)]
 Notation = Annotated[str, Meta(min_length=1, max_length=L.MAX_NOTATION)]
 Seq = Annotated[int, Meta(ge=0, le=L.MAX_SEQ)]
 SeatNo = Annotated[int, Meta(ge=0, le=L.MAX_SEATS)]  # 0 = spectator
-OptionValue = bool | int | Annotated[str, Meta(max_length=L.MAX_OPTION_STR)]
-Options = Annotated[
-    dict[Annotated[str, Meta(max_length=L.MAX_OPTION_KEY)], OptionValue],
-    Meta(max_length=L.MAX_OPTIONS),
-]
+OptionValue = (
+    bool
+    | Annotated[int, Meta(ge=L.MIN_OPTION_INT, le=L.MAX_OPTION_INT)]
+    | Annotated[str, Meta(max_length=L.MAX_OPTION_STR, pattern=PLAIN_PATTERN)]
+)
+OptionName = Annotated[str, Meta(min_length=1, max_length=L.MAX_OPTION_KEY, pattern=IDENT_PATTERN)]
+Options = Annotated[dict[OptionName, OptionValue], Meta(max_length=L.MAX_OPTIONS)]
+VariantName = Annotated[str, Meta(min_length=1, max_length=L.MAX_VARIANT, pattern=IDENT_PATTERN)]
 RankBy = Literal["time", "progress"]
 DealChoice = Literal["random", "winnable"]
 Role = Literal["player", "spectator"]
 RoomPhase = Literal["lobby", "countdown", "running", "finished"]
 # A seat's state in the race.
 SeatStatus = Literal["lobby", "playing", "won", "stuck", "resigned", "timeout"]
+# A card turned face up by a move: (pile number from 1, card code such as "QS").
+Reveal = tuple[int, str]
 
 
 class _Msg(msgspec.Struct, tag_field="t", omit_defaults=True, kw_only=True):
@@ -49,10 +71,12 @@ class Hello(_Msg, tag="hello"):
     """First message on every connection. With ``token`` it resumes that seat:
     ``seen`` is the last move sequence the client saw acknowledged."""
 
-    version: int = field(name="v")
+    version: Annotated[int, Meta(ge=0, le=L.MAX_VERSION)] = field(name="v")
     name: Name = field(name="n")
     bot: bool = field(default=False, name="b")
-    client: Annotated[str, Meta(max_length=L.MAX_CLIENT_STR)] = field(default="", name="c")
+    client: Annotated[str, Meta(max_length=L.MAX_CLIENT_STR, pattern=PLAIN_PATTERN)] = field(
+        default="", name="c"
+    )
     token: Token | None = field(default=None, name="k")
     seen: Seq = field(default=0, name="s")
 
@@ -60,7 +84,7 @@ class Hello(_Msg, tag="hello"):
 class RoomSettings(msgspec.Struct, omit_defaults=True, kw_only=True):
     """How a room races. Omitted fields take the defaults shown."""
 
-    variant: Annotated[str, Meta(max_length=16)] = field(name="v")
+    variant: VariantName = field(name="v")
     options: Options = field(default_factory=dict, name="o")
     rank_by: RankBy = field(default="time", name="r")
     max_players: Annotated[int, Meta(ge=1, le=L.MAX_SEATS)] = field(default=4, name="m")
@@ -126,7 +150,7 @@ class HintRequest(_Msg, tag="hint"):
 class Ping(_Msg, tag="ping"):
     """Liveness check, answered by ``Pong`` with the same nonce."""
 
-    nonce: Annotated[int, Meta(ge=0, le=2**32 - 1)] = field(default=0, name="x")
+    nonce: Annotated[int, Meta(ge=0, le=L.MAX_NONCE)] = field(default=0, name="x")
 
 
 ClientMessage = (
@@ -250,7 +274,7 @@ class Accepted(_Msg, tag="A"):
     seq: int = field(name="s")
     hash: int = field(name="h")
     clock_ms: int = field(name="c")
-    revealed: list[tuple[int, str]] = field(default_factory=list, name="r")
+    revealed: list[Reveal] = field(default_factory=list, name="r")
 
 
 class Rejected(_Msg, tag="R"):
@@ -273,7 +297,7 @@ class Diff(_Msg, tag="D"):
     move: str = field(name="m")
     hash: int = field(name="h")
     clock_ms: int = field(name="c")
-    revealed: list[tuple[int, str]] = field(default_factory=list, name="r")
+    revealed: list[Reveal] = field(default_factory=list, name="r")
 
 
 class Progress(_Msg, tag="P"):
@@ -363,3 +387,14 @@ ServerMessage = (
     Welcome | Error | RoomList | Joined | Seats | Countdown | Started | Accepted | Rejected
     | Diff | Progress | Ranking | Snapshot | Results | Hint | Pong | Closing
 )
+
+
+def error_reply(error: ProtocolError) -> Error:
+    """The ``Error`` message that reports ``error``: its code and message, ``retryable``
+    and ``fatal`` as the code's class says (``errors.RETRYABLE``, ``errors.FATAL``)."""
+    return Error(
+        code=error.code.value,
+        message=error.message,
+        retryable=error.retryable,
+        fatal=error.code in FATAL,
+    )
