@@ -1,0 +1,555 @@
+"""``RaceClient``: one websocket session with a solrace server, in asyncio.
+
+It speaks the protocol (protocol/messages.py) and keeps a ``RoomState`` current: every
+board it may see is updated move by move with ``engine.apply_diff`` and checked against
+the server's state hash. Requests are coroutines that return the server's answer or raise
+a typed ``RaceError``. Every server message is also offered to ``events()`` (an async
+iterator) and to an optional ``on_event`` callback.
+
+If the connection drops (or a board desyncs) while in a room, the client resumes by
+itself: a player sends ``Hello{token, seen}``, a spectator joins again; with exponential
+backoff and jitter. A move in flight across a drop is resolved by the replayed log
+(accepted) or sent again with the same sequence (never played twice: the server checks
+the sequence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import msgspec
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+import engine
+from protocol import PROTOCOL_VERSION, Code, DecodeError, decode_server, encode
+from protocol import messages as M
+
+from .errors import ClientClosed, ConnectionLost, MoveRejected, RaceError
+from .room import RoomState
+
+log = logging.getLogger("solrace.client")
+
+CLIENT_NAME = "solrace-sdk/0.1"
+# Codes after which resuming is pointless: the seat belongs to someone else now.
+_NO_RESUME = {Code.TAKEN_OVER, Code.BAD_TOKEN, Code.VERSION_MISMATCH}
+
+
+@dataclass(frozen=True)
+class Disconnected:
+    """Event: the connection dropped; the client is trying to resume."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Reconnected:
+    """Event: the session was resumed after ``attempts`` tries; boards are current again."""
+
+    attempts: int
+
+
+@dataclass(frozen=True)
+class Desynced:
+    """Event: a board's hash disagreed with the server's; the client resyncs by itself."""
+
+    seat: int
+
+
+@dataclass
+class _PendingMove:
+    seq: int
+    move: str
+    future: asyncio.Future[M.Accepted]
+    sent_at: float
+
+
+class RaceClient:
+    """A client session. Use ``async with RaceClient(url, name) as client:`` or call
+    ``connect()`` and ``close()``. Not thread-safe; one asyncio loop.
+
+    ``bot`` is announced in hello (bots must say so). ``reconnect`` turns automatic
+    resume on (default); ``max_retries`` bounds the attempts per drop."""
+
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        *,
+        bot: bool = False,
+        client: str = CLIENT_NAME,
+        reconnect: bool = True,
+        max_retries: int = 8,
+        backoff_s: float = 0.1,
+        max_backoff_s: float = 5.0,
+        open_timeout: float = 10.0,
+        on_event: Callable[[Any], None] | None = None,
+        event_buffer: int = 10_000,
+    ) -> None:
+        self.url, self.name, self.bot, self.client_name = url, name, bot, client
+        self.reconnect, self.max_retries = reconnect, max_retries
+        self.backoff_s, self.max_backoff_s, self.open_timeout = (
+            backoff_s,
+            max_backoff_s,
+            open_timeout,
+        )
+        self.on_event = on_event
+        self.room = RoomState()
+        self.welcome: M.Welcome | None = None
+        self.bytes_in = 0  # payload bytes received (for the load generator)
+        self.frames_in = 0
+        self.diff_bytes = 0  # payload bytes of Diff and Accepted frames
+        self.diff_frames = 0
+        self._ws: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._closing = False
+        self._failure: RaceError | None = None
+        self._request_lock = asyncio.Lock()
+        self._move_lock = asyncio.Lock()
+        self._reply: tuple[tuple[type, ...], asyncio.Future[Any]] | None = None
+        self._pending: _PendingMove | None = None
+        self._watchers: list[tuple[Callable[[RoomState], bool], asyncio.Future[None]]] = []
+        # Bounded: a consumer that never reads events must not grow memory without end;
+        # when full the oldest event is dropped (the RoomState is always complete anyway).
+        self._events: asyncio.Queue[Any] = asyncio.Queue(maxsize=event_buffer)
+        self._resyncing = False
+
+    # ================================================================== lifecycle
+    async def __aenter__(self) -> RaceClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _open(self) -> ClientConnection:
+        host = urlparse(self.url).hostname or ""
+        loopback = host in {"127.0.0.1", "localhost", "::1"}
+        try:
+            return await connect(
+                self.url,
+                open_timeout=self.open_timeout,
+                max_size=1 << 24,
+                proxy=None if loopback else True,
+                user_agent_header=self.client_name,
+            )
+        except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
+            raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from None
+
+    async def _recv(self, ws: ClientConnection) -> Any:
+        frame = await ws.recv()
+        if isinstance(frame, str):
+            raise RaceError(Code.BAD_FRAME, "the server sent a text frame")
+        self.bytes_in += len(frame)
+        self.frames_in += 1
+        try:
+            return decode_server(frame)
+        except DecodeError as exc:
+            raise RaceError(exc.code, f"undecodable frame from the server: {exc.message}") from None
+
+    async def connect(self) -> M.Welcome:
+        """Open the session: send hello (``bot`` included), return the server's welcome.
+        Raises ``RaceError`` (e.g. ``version_mismatch``) or ``ConnectionLost``."""
+        ws = await self._open()
+        hello = M.Hello(
+            version=PROTOCOL_VERSION, name=self.name, bot=self.bot, client=self.client_name
+        )
+        await ws.send(encode(hello))
+        try:
+            reply = await asyncio.wait_for(self._recv(ws), self.open_timeout)
+        except (ConnectionClosed, TimeoutError) as exc:
+            await ws.close()
+            raise ConnectionLost(f"no welcome from {self.url}: {exc!r}") from None
+        if isinstance(reply, M.Error):
+            await ws.close()
+            raise RaceError(reply.code, reply.message, reply.retryable)
+        if not isinstance(reply, M.Welcome):
+            await ws.close()
+            raise RaceError(Code.BAD_FRAME, f"expected welcome, got {type(reply).__name__}")
+        self.welcome = reply
+        self.room.update(reply)
+        self._ws = ws
+        self._closing = False
+        self._reader = asyncio.create_task(self._read_loop(), name=f"solrace-reader-{self.name}")
+        return reply
+
+    async def close(self) -> None:
+        """Close the session (sends nothing more; the server keeps a player's seat for
+        its grace period). Waiting requests fail with ``ClientClosed``."""
+        self._closing = True
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._reader, 5)
+        self._fail_all(ClientClosed())
+
+    @property
+    def connected(self) -> bool:
+        """True while a connection is open (False while resuming)."""
+        return self._ws is not None and self._failure is None and not self._resyncing
+
+    # ================================================================== requests
+    async def _send(self, message: Any) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._ws is None:
+            raise ConnectionLost("not connected")
+        # On a drop the reader notices and resumes; the caller's wait covers the gap.
+        with contextlib.suppress(ConnectionClosed):
+            await self._ws.send(encode(message))
+
+    async def _request(
+        self, message: Any, expect: tuple[type, ...], timeout_s: float = 15.0
+    ) -> Any:
+        """Send ``message`` and wait for the first reply of a type in ``expect``, or an
+        ``Error`` (raised as ``RaceError``)."""
+        async with self._request_lock:
+            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            self._reply = (expect, future)
+            try:
+                await self._send(message)
+                return await asyncio.wait_for(future, timeout_s)
+            except TimeoutError:
+                raise RaceError(
+                    "timeout",
+                    f"no answer to {type(message).__name__} in {timeout_s}s",
+                    retryable=True,
+                ) from None
+            finally:
+                self._reply = None
+
+    async def create_room(
+        self, settings: M.RoomSettings | dict[str, Any], as_player: bool = True
+    ) -> RoomState:
+        """Create a room (``settings`` as ``RoomSettings`` or a dict of its attribute
+        names) and take its first seat (or watch it). Returns the room state."""
+        if isinstance(settings, dict):
+            settings = M.RoomSettings(**settings)
+        await self._request(M.CreateRoom(settings=settings, as_player=as_player), (M.Joined,))
+        return self.room
+
+    async def join(self, code: str, role: str = "player") -> RoomState:
+        """Join room ``code`` as ``"player"`` or ``"spectator"``."""
+        await self._request(M.Join(code=code, role=role), (M.Joined,))  # type: ignore[arg-type]
+        return self.room
+
+    async def list_rooms(self) -> list[M.RoomSummary]:
+        """The open public rooms."""
+        reply = await self._request(M.ListRooms(), (M.RoomList,))
+        return list(reply.rooms)
+
+    async def ready(self, ready: bool = True) -> None:
+        """Say this player is (not) ready. Refusals arrive as ``RaceError``."""
+        await self._request(M.Ready(ready=ready), (M.Seats, M.Countdown, M.Started))
+
+    async def start_now(self) -> None:
+        """(Creator only) start the countdown without waiting for everyone to be ready."""
+        await self._request(M.StartNow(), (M.Countdown, M.Started))
+
+    async def resign(self) -> None:
+        """Give up the race (the rank then goes by progress)."""
+        await self._send(M.Resign())
+
+    async def leave(self) -> None:
+        """Leave the room."""
+        await self._send(M.Leave())
+
+    async def hint(self) -> str | None:
+        """Ask the server for a hint (rooms with hints on); None when it knows none."""
+        reply = await self._request(M.HintRequest(), (M.Hint,))
+        return reply.move  # type: ignore[no-any-return]
+
+    async def ping(self) -> float:
+        """Round trip to the server in seconds."""
+        t0 = time.perf_counter()
+        await self._request(M.Ping(nonce=random.getrandbits(31)), (M.Pong,))
+        return time.perf_counter() - t0
+
+    async def move(self, notation: str, timeout_s: float = 30.0) -> M.Accepted:
+        """Play a move (looser typing is normalised: ``"3 - F"`` → ``"3>f"``) and wait for
+        the server: returns ``Accepted`` (the board is already updated) or raises
+        ``MoveRejected`` with the server's code and reason (the board is unchanged).
+        Moves are sent one at a time, each with the next sequence number."""
+        text = engine.normalise_move(notation)
+        async with self._move_lock:
+            board = self.room.my_board
+            if board is None:
+                raise RaceError(Code.NOT_RUNNING, "no board yet: the race has not started")
+            seq = board.seq + 1
+            future: asyncio.Future[M.Accepted] = asyncio.get_running_loop().create_future()
+            self._pending = _PendingMove(seq, text, future, time.perf_counter())
+            try:
+                await self._send(M.Move(seq=seq, move=text))
+                return await asyncio.wait_for(future, timeout_s)
+            except TimeoutError:
+                raise RaceError(
+                    "timeout", f"no answer to move {text} in {timeout_s}s", True
+                ) from None
+            finally:
+                self._pending = None
+
+    # ================================================================== waiting
+    async def wait_for(
+        self, predicate: Callable[[RoomState], bool], timeout_s: float | None = None
+    ) -> RoomState:
+        """Wait until ``predicate(room)`` holds (checked now and after every message)."""
+        if predicate(self.room):
+            return self.room
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        entry = (predicate, future)
+        self._watchers.append(entry)
+        try:
+            await asyncio.wait_for(future, timeout_s)
+        finally:
+            if entry in self._watchers:
+                self._watchers.remove(entry)
+        return self.room
+
+    async def events(self) -> AsyncIterator[Any]:
+        """Every server message (and ``Disconnected``/``Reconnected``/``Desynced``) in
+        order, already folded into ``room``. Ends when the client closes or fails."""
+        while True:
+            item = await self._events.get()
+            if item is None:
+                return
+            yield item
+
+    # ================================================================== reading
+    def _emit(self, event: Any) -> None:
+        if self._events.full():
+            self._events.get_nowait()
+        self._events.put_nowait(event)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:  # a UI callback must not kill the session
+                log.exception("on_event callback failed")
+
+    def _handle(self, msg: Any) -> None:
+        """Fold one message in, resolve whoever waits for it, then offer it as an event."""
+        room = self.room
+        pending = self._pending
+        if isinstance(msg, M.Accepted):
+            if pending is not None and msg.seq == pending.seq and not pending.future.done():
+                board = room.my_board
+                if board is not None and not board.apply(
+                    msg.seq, pending.move, msg.revealed, msg.hash
+                ):
+                    self._desync(board.seat)
+                room.last_clock_ms = max(room.last_clock_ms, msg.clock_ms)
+                pending.future.set_result(msg)
+        elif isinstance(msg, M.Rejected):
+            if pending is not None and msg.seq == pending.seq and not pending.future.done():
+                pending.future.set_exception(
+                    MoveRejected(
+                        pending.move, msg.seq, msg.code, msg.reason, msg.expected, msg.retryable
+                    )
+                )
+            board = room.my_board
+            if msg.code == Code.OUT_OF_ORDER and board is not None and msg.expected > board.seq + 1:
+                self._desync(board.seat)  # the server has moves we never saw
+        else:
+            room.update(msg)
+            if isinstance(msg, M.Diff) and msg.seat in room.desynced:
+                self._desync(msg.seat)
+            if (
+                isinstance(msg, M.Diff)
+                and pending is not None
+                and msg.seat == room.seat
+                and msg.seq == pending.seq
+                and not pending.future.done()
+            ):
+                # Our in-flight move, replayed after a resume: it was accepted.
+                pending.future.set_result(
+                    M.Accepted(
+                        seq=msg.seq, hash=msg.hash, clock_ms=msg.clock_ms, revealed=msg.revealed
+                    )
+                )
+        reply = self._reply
+        if reply is not None and not reply[1].done():
+            if isinstance(msg, M.Error):
+                reply[1].set_exception(RaceError(msg.code, msg.message, msg.retryable))
+            elif isinstance(msg, reply[0]):
+                reply[1].set_result(msg)
+        for predicate, future in list(self._watchers):
+            if not future.done():
+                try:
+                    if predicate(room):
+                        future.set_result(None)
+                except Exception as exc:
+                    future.set_exception(exc)
+        self._emit(msg)
+
+    def _desync(self, seat: int) -> None:
+        """A board disagrees with the server: reconnect and resume to get it again."""
+        if self._resyncing:
+            return
+        log.warning("board %d desynced; resuming to resync", seat)
+        self._emit(Desynced(seat))
+        self._resyncing = True
+        if self._ws is not None:
+            asyncio.get_running_loop().create_task(self._ws.close())
+
+    async def _read_loop(self) -> None:
+        reason = "closed"
+        while True:
+            ws = self._ws
+            assert ws is not None
+            try:
+                while True:
+                    msg = await self._recv(ws)
+                    if isinstance(msg, M.Closing):
+                        reason = f"{msg.code}: {msg.message}"
+                        self._emit(msg)
+                        if msg.code in _NO_RESUME:
+                            self._fail(RaceError(msg.code, msg.message, False))
+                            return
+                        continue
+                    if isinstance(msg, M.Error) and msg.fatal and msg.code in _NO_RESUME:
+                        self._handle(msg)
+                        self._fail(RaceError(msg.code, msg.message, False))
+                        return
+                    self._handle(msg)
+            except ConnectionClosed as exc:
+                if reason == "closed":
+                    code = exc.rcvd.code if exc.rcvd else "no close frame"
+                    reason = f"connection closed ({code})"
+            except RaceError as exc:
+                reason = str(exc)
+            if self._closing:
+                self._fail(ClientClosed())
+                return
+            if not self._can_resume():
+                self._fail(ConnectionLost(f"connection lost: {reason}"))
+                return
+            self._emit(Disconnected(reason))
+            try:
+                attempts = await self._resume()
+            except RaceError as exc:
+                self._fail(exc)
+                return
+            self._resyncing = False
+            self._emit(Reconnected(attempts))
+            await self._resend_pending()
+
+    def _can_resume(self) -> bool:
+        room = self.room
+        if not self.reconnect or room.results is not None or not room.code:
+            return False
+        return room.token is not None or room.seat == 0
+
+    async def _resume(self) -> int:
+        """Reconnect with backoff; returns the number of attempts it took."""
+        room = self.room
+        last: Exception | None = None
+        for attempt in range(1, self.max_retries + 1):
+            if self._closing:
+                raise ClientClosed()
+            delay = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
+            await asyncio.sleep(delay * random.uniform(0.5, 1.0))  # jitter: no thundering herd
+            try:
+                ws = await self._open()
+            except ConnectionLost as exc:
+                last = exc
+                continue
+            try:
+                joined = await asyncio.wait_for(self._handshake(ws), self.open_timeout)
+            except RaceError as exc:
+                await ws.close()
+                if exc.code in _NO_RESUME or (not exc.retryable and exc.code != "connection_lost"):
+                    raise
+                last = exc
+                continue
+            except (ConnectionClosed, TimeoutError) as exc:
+                last = exc
+                continue
+            self._ws = ws
+            self._handle(joined)
+            return attempt
+        raise ConnectionLost(
+            f"could not resume room {room.code} after {self.max_retries} tries: {last}"
+        )
+
+    async def _handshake(self, ws: ClientConnection) -> M.Joined:
+        room = self.room
+        board = room.my_board
+        if room.token is not None:
+            seen = 0 if board is None or board.desynced else board.seq
+            hello = M.Hello(
+                version=PROTOCOL_VERSION,
+                name=self.name,
+                bot=self.bot,
+                client=self.client_name,
+                token=room.token,
+                seen=seen,
+            )
+            await ws.send(encode(hello))
+        else:
+            await ws.send(
+                encode(
+                    M.Hello(
+                        version=PROTOCOL_VERSION,
+                        name=self.name,
+                        bot=self.bot,
+                        client=self.client_name,
+                    )
+                )
+            )
+            reply = await self._recv(ws)
+            if isinstance(reply, M.Error):
+                raise RaceError(reply.code, reply.message, reply.retryable)
+            await ws.send(encode(M.Join(code=room.code, role="spectator")))
+        while True:
+            reply = await self._recv(ws)
+            if isinstance(reply, M.Error):
+                raise RaceError(reply.code, reply.message, reply.retryable)
+            if isinstance(reply, M.Joined):
+                if board is not None and board.desynced:
+                    room.boards.pop(board.seat, None)
+                return reply
+            self._handle(reply)  # anything before Joined (e.g. a Welcome) just updates state
+
+    async def _resend_pending(self) -> None:
+        pending, board = self._pending, self.room.my_board
+        if pending is None or pending.future.done() or board is None:
+            return
+        if board.seq >= pending.seq:
+            return  # resolved by the replay (or will be by its Diff)
+        await self._send(M.Move(seq=pending.seq, move=pending.move))
+
+    def _fail(self, error: RaceError) -> None:
+        self._failure = error
+        self._fail_all(error)
+
+    def _fail_all(self, error: RaceError) -> None:
+        if self._reply is not None and not self._reply[1].done():
+            self._reply[1].set_exception(error)
+        if self._pending is not None and not self._pending.future.done():
+            self._pending.future.set_exception(error)
+        for _, future in self._watchers:
+            if not future.done():
+                future.set_exception(error)
+        if self._events.full():
+            self._events.get_nowait()
+        self._events.put_nowait(None)
+
+
+def settings_from(variant: str, **kwargs: Any) -> M.RoomSettings:
+    """``RoomSettings`` from a variant name and attribute keywords (``options``,
+    ``rank_by``, ``time_limit_s``, ...); raises ``RaceError(bad_settings)`` on bad input."""
+    try:
+        settings = M.RoomSettings(variant=variant, **kwargs)
+        # Structs do not check constraints on construction; a round trip through the
+        # codec applies the same limits the server will.
+        return msgspec.msgpack.decode(msgspec.msgpack.encode(settings), type=M.RoomSettings)
+    except (TypeError, msgspec.ValidationError) as exc:
+        raise RaceError(Code.BAD_SETTINGS, str(exc)) from None
