@@ -1,0 +1,392 @@
+"""``RedisStore``: the store on Redis, so several server nodes act as one service.
+
+Layout (every key of a room shares the hash tag ``{CODE}``, so on Redis Cluster a room
+lives in one slot and every multi-key script is legal):
+
+- ``solrace:{CODE}:room``    hash: one MessagePack value per RoomRecord field, ``_op``
+- ``solrace:{CODE}:seats``   hash: ``N:field`` per SeatRecord field; ``N:epoch`` a plain int
+- ``solrace:{CODE}:log:N``   list: seat N's accepted moves (MessagePack LogEntry each)
+- ``solrace:{CODE}:results`` string: the encoded results message
+- ``solrace:{CODE}:events``  pub/sub channel (sharded pub/sub on Cluster)
+- ``solrace:rooms:open``     sorted set of room codes not finished (score: created_ms);
+  one key, touched only by single-key commands, so it is fine on Cluster too.
+
+Failures: every Redis error or timeout becomes ``StoreUnavailable``. Timeouts are short
+(1 s socket, 3 s per operation) so an outage is reported quickly; connections are
+re-established automatically when Redis is back. A write whose reply was lost is
+ambiguous (it may have been applied); every write script is idempotent per call (see
+``redis_scripts``), and ``append_move`` in particular treats "the log already ends with
+this move at this ``seq``, same epoch" as success, so a retried append never doubles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from collections import defaultdict
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import msgspec
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from protocol.limits import MAX_SEATS
+
+from . import redis_scripts as lua
+from .base import EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
+from .records import LogEntry, RoomRecord, SeatRecord
+from .redis_bus import Listener, call_handler
+
+log = logging.getLogger("solrace.store.redis")
+
+OPEN_ROOMS_KEY = "solrace:rooms:open"
+SOCKET_TIMEOUT_S = 1.0
+OP_TIMEOUT_S = 3.0
+
+_encode = msgspec.msgpack.encode
+_decode = msgspec.msgpack.decode
+_LOG_DECODER = msgspec.msgpack.Decoder(LogEntry)
+_LOBBY = _encode("lobby")
+_ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__)
+_SEAT_FIELDS = tuple(f for f in SeatRecord.__struct_fields__ if f not in ("seat", "epoch"))
+
+
+def _tag(code: str) -> str:
+    # Braces would change the hash tag; escape them (and %) so keys stay one-to-one.
+    return code.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
+
+
+class _Keys:
+    """The key names of one room."""
+
+    def __init__(self, code: str) -> None:
+        prefix = f"solrace:{{{_tag(code)}}}:"
+        self.room = prefix + "room"
+        self.seats = prefix + "seats"
+        self.results = prefix + "results"
+        self.events = prefix + "events"
+        self.prefix = prefix
+
+    def log(self, seat: int) -> str:
+        return f"{self.prefix}log:{seat}"
+
+
+def _check_fields(fields: dict[str, Any], allowed: frozenset[str] | tuple[str, ...]) -> None:
+    unknown = sorted(set(fields) - set(allowed))
+    if unknown:
+        raise TypeError(f"not a settable field: {', '.join(unknown)}")
+
+
+def _room_from_hash(data: dict[bytes, bytes]) -> RoomRecord:
+    values = {k.decode(): _decode(v) for k, v in data.items() if not k.startswith(b"_")}
+    return msgspec.convert(values, RoomRecord)
+
+
+def _seat_from_fields(seat: int, epoch: bytes, values: dict[str, bytes]) -> SeatRecord:
+    decoded: dict[str, Any] = {k: _decode(v) for k, v in values.items()}
+    return msgspec.convert({**decoded, "seat": seat, "epoch": int(epoch)}, SeatRecord)
+
+
+def _seat_pairs(fields: dict[str, Any], seat: int | None) -> list[Any]:
+    prefix = f"{seat}:" if seat is not None else ""
+    pairs: list[Any] = []
+    for name, value in fields.items():
+        pairs += [prefix + name, _encode(value)]
+    return pairs
+
+
+class RedisStore:
+    """The ``Store`` on Redis (standalone or Cluster). Create with ``from_url``."""
+
+    def __init__(self, client: Redis | RedisCluster, *, cluster: bool) -> None:
+        self._client: Any = client
+        self._cluster = cluster
+        self._scripts = {
+            name: client.register_script(getattr(lua, name))
+            for name in (
+                "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
+                "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM",
+            )
+        }
+        self._handlers: dict[str, list[EventHandler]] = defaultdict(list)
+        self._listeners: dict[str, Listener] = {}
+        self._node_clients: list[Redis] = []
+
+    @classmethod
+    def from_url(cls, url: str) -> RedisStore:
+        """A store for ``redis://host:port/db`` (``rediss://`` for TLS); add ``?cluster=1``
+        for Redis Cluster (any node's address; the others are discovered). redis-py URL
+        options such as ``socket_timeout`` override the short defaults."""
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query)
+        cluster = any(k == "cluster" and v.lower() in ("1", "true", "yes") for k, v in query)
+        rest = urlencode([(k, v) for k, v in query if k != "cluster"])
+        clean = urlunsplit(parts._replace(query=rest))
+        options: dict[str, Any] = {
+            "socket_timeout": SOCKET_TIMEOUT_S,
+            "socket_connect_timeout": SOCKET_TIMEOUT_S,
+            # one quick retry heals a pooled connection that died with a Redis restart;
+            # safe because every write script is idempotent per call
+            "retry": Retry(NoBackoff(), 1),
+        }
+        if cluster:
+            return cls(RedisCluster.from_url(clean, **options), cluster=True)
+        return cls(Redis.from_url(clean, **options), cluster=False)
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def _run(self, what: str, coro: Any) -> Any:
+        """Await ``coro`` within the operation timeout; Redis trouble → StoreUnavailable."""
+        try:
+            async with asyncio.timeout(OP_TIMEOUT_S):
+                return await coro
+        except (RedisError, OSError, TimeoutError) as exc:
+            detail = str(exc) or type(exc).__name__
+            raise StoreUnavailable(f"redis {what} failed: {detail}") from exc
+
+    async def _script(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        return await self._run(name.lower(), self._scripts[name](keys=keys, args=args))
+
+    # ------------------------------------------------------------------ rooms
+
+    async def create_room(self, room: RoomRecord) -> bool:
+        """Store a new room; False (and nothing changed) if the code is taken."""
+        keys = _Keys(room.code)
+        pairs: list[Any] = []
+        for name in RoomRecord.__struct_fields__:
+            pairs += [name, _encode(getattr(room, name))]
+        created = await self._script("CREATE_ROOM", [keys.room], [secrets.token_hex(8), *pairs])
+        if not created:
+            return False
+        try:
+            index = self._client.zadd(OPEN_ROOMS_KEY, {room.code: room.created_ms})
+            await self._run("index room", index)
+        except StoreUnavailable:
+            # keep "nothing changed" as far as Redis lets us
+            try:
+                await self._run("undo room", self._client.delete(keys.room))
+            except StoreUnavailable:
+                log.warning("room %s created but not listed (redis failed twice)", room.code)
+            raise
+        return True
+
+    async def get_room(self, code: str) -> RoomRecord | None:
+        """The room, or None if there is none (or it expired)."""
+        data = await self._run("get room", self._client.hgetall(_Keys(code).room))
+        return _room_from_hash(data) if data else None
+
+    async def list_rooms(self) -> list[RoomRecord]:
+        """Rooms not finished, oldest first. Codes whose room expired or finished are
+        dropped from the index on the way."""
+        raw = await self._run("list rooms", self._client.zrange(OPEN_ROOMS_KEY, 0, -1))
+        codes = [c.decode() for c in raw]
+        found = await self._run(
+            "list rooms", asyncio.gather(*(self._client.hgetall(_Keys(c).room) for c in codes))
+        )
+        rooms, stale = [], []
+        for code, data in zip(codes, found, strict=True):
+            room = _room_from_hash(data) if data else None
+            if room is None or room.phase == "finished":
+                stale.append(code)
+            else:
+                rooms.append(room)
+        if stale:
+            await self._run("prune rooms", self._client.zrem(OPEN_ROOMS_KEY, *stale))
+        return rooms
+
+    async def set_phase(self, code: str, expect: str, phase: str, **fields: Any) -> bool:
+        """Compare-and-set of the room's phase (and ``fields``) in one script."""
+        _check_fields(fields, _ROOM_FIELDS - {"code", "phase"})
+        pairs: list[Any] = []
+        for name, value in fields.items():
+            pairs += [name, _encode(value)]
+        args = [secrets.token_hex(8), _encode(expect), _encode(phase), *pairs]
+        won = bool(await self._script("SET_PHASE", [_Keys(code).room], args))
+        if won and phase == "finished":
+            # if this fails, list_rooms still skips the room and prunes the index itself
+            with contextlib.suppress(StoreUnavailable):
+                await self._run("unlist room", self._client.zrem(OPEN_ROOMS_KEY, code))
+        return won
+
+    async def expire_room(self, code: str, ttl_s: int) -> None:
+        """EXPIRE every key of the room (logs created later inherit the TTL) and unlist it."""
+        keys = _Keys(code)
+        all_keys = [keys.room, keys.seats, keys.results]
+        all_keys += [keys.log(n) for n in range(1, MAX_SEATS + 1)]
+        await self._script("EXPIRE_ROOM", all_keys, [int(ttl_s)])
+        await self._run("unlist room", self._client.zrem(OPEN_ROOMS_KEY, code))
+
+    # ------------------------------------------------------------------ seats
+
+    async def add_seat(self, code: str, seat: SeatRecord, max_players: int) -> int | None:
+        """The next free seat number while the room is in the lobby, or None."""
+        keys = _Keys(code)
+        fields = {name: getattr(seat, name) for name in _SEAT_FIELDS}
+        args = [secrets.token_hex(8), _LOBBY, int(max_players), int(seat.epoch)]
+        args += _seat_pairs(fields, None)
+        number = await self._script("ADD_SEAT", [keys.room, keys.seats], args)
+        return int(number) or None
+
+    async def get_seats(self, code: str) -> list[SeatRecord]:
+        """Every seat of the room, by seat number."""
+        data = await self._run("get seats", self._client.hgetall(_Keys(code).seats))
+        grouped: dict[int, dict[str, bytes]] = defaultdict(dict)
+        for key, value in data.items():
+            number, _, name = key.decode().partition(":")
+            grouped[int(number)][name] = value
+        seats = []
+        for number in sorted(grouped):
+            values = grouped[number]
+            epoch = values.pop("epoch")
+            values = {k: v for k, v in values.items() if not k.startswith("_")}
+            seats.append(_seat_from_fields(number, epoch, values))
+        return seats
+
+    async def get_seat(self, code: str, seat: int) -> SeatRecord | None:
+        """One seat, or None."""
+        names = ("epoch", *_SEAT_FIELDS)
+        values = await self._run(
+            "get seat", self._client.hmget(_Keys(code).seats, [f"{seat}:{n}" for n in names])
+        )
+        if values[0] is None:
+            return None
+        present = {n: v for n, v in zip(names[1:], values[1:], strict=True) if v is not None}
+        return _seat_from_fields(seat, values[0], present)
+
+    async def update_seat(self, code: str, seat: int, **fields: Any) -> None:
+        """Set some SeatRecord attributes (not ``epoch``); a missing seat is left alone."""
+        _check_fields(fields, _SEAT_FIELDS)
+        if fields:
+            args = [seat, *_seat_pairs(fields, seat)]
+            await self._script("UPDATE_SEAT", [_Keys(code).seats], args)
+
+    async def take_seat(self, code: str, seat: int) -> int:
+        """Increment the seat's epoch and return it; KeyError if there is no such seat."""
+        epoch = int(await self._script("TAKE_SEAT", [_Keys(code).seats], [seat]))
+        if epoch == 0:
+            raise KeyError(f"room {code} has no seat {seat}")
+        return epoch
+
+    # ------------------------------------------------------------------ move logs
+
+    async def append_move(
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, **seat_fields: Any
+    ) -> None:
+        """Append and update the seat in one script, fenced by epoch and seq (see module)."""
+        _check_fields(seat_fields, _SEAT_FIELDS)
+        keys = _Keys(code)
+        args = [seat, str(int(epoch)), int(seq), _encode(entry), entry.move]
+        status, value = await self._script(
+            "APPEND_MOVE", [keys.seats, keys.log(seat)], args + _seat_pairs(seat_fields, seat)
+        )
+        if status == -1:
+            raise StaleEpoch(f"seat {seat} of room {code} is at epoch {value}, not {epoch}")
+        if status == -2:
+            raise SeqConflict(int(value))
+
+    async def read_log(self, code: str, seat: int, after: int = 0) -> list[LogEntry]:
+        """The seat's log entries after the first ``after`` ones, in order."""
+        key = _Keys(code).log(seat)
+        raw = await self._run("read log", self._client.lrange(key, max(after, 0), -1))
+        return [_LOG_DECODER.decode(item) for item in raw]
+
+    # ------------------------------------------------------------------ results
+
+    async def put_results(self, code: str, results: bytes) -> None:
+        """Keep the results (with the room's TTL, if it has one)."""
+        keys = _Keys(code)
+        await self._script("PUT_RESULTS", [keys.room, keys.results], [results])
+
+    async def get_results(self, code: str) -> bytes | None:
+        """The encoded results, or None."""
+        data: bytes | None = await self._run("get results", self._client.get(_Keys(code).results))
+        return data
+
+    # ------------------------------------------------------------------ events
+
+    async def publish(self, code: str, event: bytes) -> None:
+        """PUBLISH (SPUBLISH on Cluster) to the room's channel."""
+        channel = _Keys(code).events
+        if self._cluster:
+            await self._run("publish", self._client.spublish(channel, event))
+        else:
+            await self._run("publish", self._client.publish(channel, event))
+
+    async def subscribe(self, code: str, handler: EventHandler) -> None:
+        """Register ``handler``; the first handler of a room subscribes this process to
+        it and returns once Redis confirmed (StoreUnavailable if it could not)."""
+        channel = _Keys(code).events
+        handlers = self._handlers[channel]
+        handlers.append(handler)
+        if len(handlers) > 1:
+            return
+        try:
+            listener = await self._listener_for(channel)
+            await listener.add(channel)
+        except BaseException:
+            handlers.remove(handler)
+            if not handlers:
+                del self._handlers[channel]
+            raise
+
+    async def unsubscribe(self, code: str, handler: EventHandler) -> None:
+        """Forget ``handler``; the last one of a room unsubscribes from its channel."""
+        channel = _Keys(code).events
+        handlers = self._handlers.get(channel)
+        if not handlers or handler not in handlers:
+            return
+        handlers.remove(handler)
+        if not handlers:
+            del self._handlers[channel]
+            for listener in self._listeners.values():
+                await listener.remove(channel)
+
+    async def _dispatch(self, channel: str, event: bytes) -> None:
+        for handler in list(self._handlers.get(channel, ())):
+            await call_handler(handler, event)
+
+    async def _listener_for(self, channel: str) -> Listener:
+        if not self._cluster:
+            name = "main"
+            if name not in self._listeners:
+                self._listeners[name] = Listener(self._client, False, self._dispatch, name)
+            return self._listeners[name]
+        await self._run("discover cluster", self._client.initialize())
+        node = self._client.get_node_from_key(channel)
+        if node.name not in self._listeners:
+            client = Redis(
+                host=node.host, port=node.port, socket_timeout=SOCKET_TIMEOUT_S,
+                socket_connect_timeout=SOCKET_TIMEOUT_S, retry=Retry(NoBackoff(), 1),
+            )
+            self._node_clients.append(client)
+            self._listeners[node.name] = Listener(client, True, self._dispatch, node.name)
+        return self._listeners[node.name]
+
+    # ------------------------------------------------------------------ life cycle
+
+    async def healthy(self) -> bool:
+        """True when Redis (every Cluster master) answers PING now."""
+        try:
+            if self._cluster:
+                coro = self._client.ping(target_nodes=RedisCluster.PRIMARIES)
+            else:
+                coro = self._client.ping()
+            await self._run("ping", coro)
+        except StoreUnavailable:
+            return False
+        return True
+
+    async def close(self) -> None:
+        """Stop the subscribers and close every connection."""
+        for listener in self._listeners.values():
+            await listener.close()
+        self._listeners.clear()
+        for client in self._node_clients:
+            await client.aclose()
+        await self._client.aclose()

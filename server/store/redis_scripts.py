@@ -1,0 +1,118 @@
+"""The Lua scripts behind ``RedisStore``: each one is a single atomic step on one room.
+
+Every key a script touches carries the room's hash tag (``solrace:{CODE}:...``), so all of
+them live in one slot and the scripts run unchanged on Redis Cluster (no CROSSSLOT).
+
+Every script is idempotent *per call*: the caller passes a fresh random token (``op``)
+and the script recognises its own earlier success. A call whose reply was lost (timeout,
+connection reset) can therefore be sent again — by redis-py's retry or by the caller —
+without creating a second room, winning a compare-and-set twice, taking two seats or
+appending a move twice.
+
+Values in hashes are MessagePack (one encoded value per field) so a script can compare
+them byte for byte; only seat epochs are plain integers (for ``HINCRBY``).
+"""
+
+from __future__ import annotations
+
+# KEYS: room. ARGV: op, field, value, field, value...
+# Returns 1 when the room was created (now or by an earlier attempt of this call), else 0.
+CREATE_ROOM = """
+local op = redis.call('HGET', KEYS[1], '_op')
+if op then
+  if op == ARGV[1] then return 1 end
+  return 0
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], '_op', ARGV[1], unpack(ARGV, 2))
+return 1
+"""
+
+# KEYS: room. ARGV: op, encoded expected phase, encoded new phase, field, value...
+# Returns 1 if this call set the phase, else 0 (nothing changed).
+SET_PHASE = """
+local cur = redis.call('HGET', KEYS[1], 'phase')
+if not cur then return 0 end
+if cur == ARGV[2] then
+  redis.call('HSET', KEYS[1], 'phase', ARGV[3], '_op', ARGV[1], unpack(ARGV, 4))
+  return 1
+end
+if cur == ARGV[3] and redis.call('HGET', KEYS[1], '_op') == ARGV[1] then return 1 end
+return 0
+"""
+
+# KEYS: room, seats. ARGV: op, encoded 'lobby', max players, epoch, field, value...
+# (fields without the seat prefix). Returns the seat number, or 0 (full / not in lobby).
+ADD_SEAT = """
+local max = tonumber(ARGV[3])
+for n = 1, max do
+  if redis.call('HGET', KEYS[2], n .. ':_op') == ARGV[1] then return n end
+end
+if redis.call('HGET', KEYS[1], 'phase') ~= ARGV[2] then return 0 end
+for n = 1, max do
+  if redis.call('HEXISTS', KEYS[2], n .. ':epoch') == 0 then
+    local args = {n .. ':_op', ARGV[1], n .. ':epoch', ARGV[4]}
+    for i = 5, #ARGV, 2 do
+      args[#args + 1] = n .. ':' .. ARGV[i]
+      args[#args + 1] = ARGV[i + 1]
+    end
+    redis.call('HSET', KEYS[2], unpack(args))
+    return n
+  end
+end
+return 0
+"""
+
+# KEYS: seats. ARGV: seat number. Returns the new epoch, or 0 if there is no such seat.
+TAKE_SEAT = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1] .. ':epoch') == 0 then return 0 end
+return redis.call('HINCRBY', KEYS[1], ARGV[1] .. ':epoch', 1)
+"""
+
+# KEYS: seats. ARGV: seat number, prefixed field, value... Returns 1, or 0 if no such seat.
+UPDATE_SEAT = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1] .. ':epoch') == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1
+"""
+
+# KEYS: seats, log. ARGV: seat number, epoch, seq, encoded entry, move notation,
+# prefixed field, value...
+# Returns {0, seq} appended; {1, seq} already appended by an earlier attempt (same epoch,
+# same seq, same move); {-1, current epoch} stale epoch; {-2, expected seq} conflict.
+APPEND_MOVE = """
+local cur = redis.call('HGET', KEYS[1], ARGV[1] .. ':epoch')
+if not cur then return {-1, 0} end
+if cur ~= ARGV[2] then return {-1, tonumber(cur)} end
+local len = redis.call('LLEN', KEYS[2])
+local seq = tonumber(ARGV[3])
+if seq == len + 1 then
+  redis.call('RPUSH', KEYS[2], ARGV[4])
+  if #ARGV > 5 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
+  if len == 0 then
+    -- a log created after expire_room must not outlive its room
+    local ttl = redis.call('PTTL', KEYS[1])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+  end
+  return {0, seq}
+end
+if seq == len and len > 0 then
+  local last = cmsgpack.unpack(redis.call('LINDEX', KEYS[2], -1))
+  if last[1] == ARGV[5] then return {1, seq} end
+end
+return {-2, len + 1}
+"""
+
+# KEYS: room, results. ARGV: encoded results. The results inherit the room's TTL.
+PUT_RESULTS = """
+redis.call('SET', KEYS[2], ARGV[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+return 1
+"""
+
+# KEYS: every key of the room. ARGV: ttl in seconds.
+EXPIRE_ROOM = """
+for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ARGV[1]) end
+return 1
+"""

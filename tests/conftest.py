@@ -1,0 +1,252 @@
+"""Shared fixtures: private Redis servers (standalone and a 3-master cluster) that the
+tests start themselves on free loopback ports and stop by pid. Never the machine's 6379.
+
+- ``redis_server``: a factory; ``redis_server()`` starts a fresh standalone server and
+  returns a ``RedisProcess`` (``.url``, ``.stop()``, ``.start()``, ``.restart()``).
+  Everything it started is stopped at the end of the test.
+- ``shared_redis``: one standalone server for the whole session (flushed before each test
+  that asks for ``redis_url``); cheaper when a test does not stop or restart Redis.
+- ``redis_cluster``: a 3-master Redis Cluster for the session (``.url`` ends in
+  ``?cluster=1``), flushed before each test that uses it.
+- ``store_url``: parametrized over the backends ("memory" → ``""``, "redis" → a private
+  standalone server) for suites that should pass on both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+READY_TIMEOUT_S = 10.0
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(with_bus: bool = False) -> int:
+    """A loopback TCP port that is free now (and, ``with_bus``, port + 10000 too, for a
+    cluster node's bus). Never 6379."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randint(20000, 39999)
+        if port != 6379 and _port_free(port) and (not with_bus or _port_free(port + 10000)):
+            return port
+    raise RuntimeError("no free loopback port found")
+
+
+def _redis_command(port: int, *args: str, timeout: float = 0.5) -> bytes:
+    """Send one command (RESP) and return the raw reply bytes (one-line or bulk replies)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        payload = "".join(f"${len(a)}\r\n{a}\r\n" for a in args)
+        sock.sendall(f"*{len(args)}\r\n{payload}".encode())
+        reply = b""
+        while True:
+            chunk = sock.recv(65536)
+            reply += chunk
+            if not chunk:
+                return reply
+            head, sep, _ = reply.partition(b"\r\n")
+            if not sep:
+                continue
+            if not head.startswith(b"$") or int(head[1:]) < 0:
+                return reply  # a one-line reply (+OK, :1, -ERR ...) or a nil
+            if len(reply) >= len(head) + 2 + int(head[1:]) + 2:
+                return reply  # a complete bulk string
+
+
+class RedisProcess:
+    """A private ``redis-server`` on a loopback port, started and stopped by this test
+    run. ``stop()`` kills it (SIGKILL by default: an outage, not a shutdown);
+    ``start()`` brings it back on the same port (empty: persistence is off)."""
+
+    def __init__(self, workdir: Path, port: int, extra: list[str] | None = None) -> None:
+        self.port = port
+        self.dir = workdir
+        self.extra = extra or []
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.logfile = workdir / f"redis-{port}.log"
+
+    @property
+    def url(self) -> str:
+        """``redis://127.0.0.1:PORT/0``."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def pid(self) -> int | None:
+        """The server's pid while it runs."""
+        return self.proc.pid if self.proc and self.proc.poll() is None else None
+
+    def start(self) -> RedisProcess:
+        """Start the server and wait (bounded) until it answers PING."""
+        if self.pid is not None:
+            return self
+        redis = shutil.which("redis-server")
+        if redis is None:
+            pytest.fail("redis-server is not on PATH: install Debian's redis-server package")
+        cmd = [
+            redis, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", str(self.dir), "--daemonize", "no",
+            "--protected-mode", "yes", *self.extra,
+        ]
+        with open(self.logfile, "ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:  # readiness polling, bounded by the deadline
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited: {self.logfile.read_text()[-2000:]}")
+            with contextlib.suppress(OSError):
+                if _redis_command(self.port, "PING").startswith(b"+PONG"):
+                    return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"redis-server on {self.port} did not answer PING in time")
+            time.sleep(0.02)
+
+    def stop(self, sig: int = signal.SIGKILL) -> None:
+        """Stop the server by its pid and wait for it to exit."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, sig)
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def restart(self) -> None:
+        """Stop, then start again on the same port."""
+        self.stop()
+        self.start()
+
+    def command(self, *args: str) -> bytes:
+        """One command's raw reply (for checks like ``TTL`` or ``CLUSTER INFO``)."""
+        return _redis_command(self.port, *args, timeout=2.0)
+
+    def flush(self) -> None:
+        """FLUSHALL (keeps the server running)."""
+        self.command("FLUSHALL")
+
+
+class RedisClusterProcesses:
+    """Three cluster-enabled masters joined with ``redis-cli --cluster create``."""
+
+    def __init__(self, nodes: list[RedisProcess]) -> None:
+        self.nodes = nodes
+
+    @property
+    def url(self) -> str:
+        """A cluster URL (first node; the client discovers the rest)."""
+        return f"redis://127.0.0.1:{self.nodes[0].port}/0?cluster=1"
+
+    def flush(self) -> None:
+        """FLUSHALL on every master."""
+        for node in self.nodes:
+            node.flush()
+
+    def stop(self) -> None:
+        """Stop every node by pid."""
+        for node in self.nodes:
+            node.stop()
+
+
+def _start_cluster(workdir: Path) -> RedisClusterProcesses:
+    nodes = []
+    for i in range(3):
+        port = free_port(with_bus=True)
+        node_dir = workdir / f"node{i}"
+        node_dir.mkdir()
+        extra = [
+            "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
+            "--cluster-node-timeout", "2000",
+        ]
+        nodes.append(RedisProcess(node_dir, port, extra).start())
+    cluster = RedisClusterProcesses(nodes)
+    try:
+        addresses = [f"127.0.0.1:{n.port}" for n in nodes]
+        subprocess.run(
+            ["redis-cli", "--cluster", "create", *addresses, "--cluster-replicas", "0",
+             "--cluster-yes"],
+            check=True, capture_output=True, timeout=30,
+        )
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while not all(b"cluster_state:ok" in n.command("CLUSTER", "INFO") for n in nodes):
+            if time.monotonic() > deadline:  # bounded readiness polling
+                raise RuntimeError("redis cluster did not reach cluster_state:ok in time")
+            time.sleep(0.05)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+@pytest.fixture
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., RedisProcess]]:
+    """Factory: ``redis_server()`` starts a private standalone Redis for this test."""
+    started: list[RedisProcess] = []
+
+    def start(*extra: str) -> RedisProcess:
+        workdir = tmp_path_factory.mktemp("redis")
+        server = RedisProcess(workdir, free_port(), list(extra)).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_redis() -> Iterator[RedisProcess]:
+    """One private standalone Redis for the whole session."""
+    workdir = Path(tempfile.mkdtemp(prefix="solrace-redis-"))
+    server = RedisProcess(workdir, free_port()).start()
+    yield server
+    server.stop()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_url(shared_redis: RedisProcess) -> str:
+    """The session's private Redis, emptied for this test."""
+    shared_redis.flush()
+    return shared_redis.url
+
+
+@pytest.fixture(scope="session")
+def _cluster_session() -> Iterator[RedisClusterProcesses]:
+    workdir = Path(tempfile.mkdtemp(prefix="solrace-cluster-"))
+    cluster = _start_cluster(workdir)
+    yield cluster
+    cluster.stop()
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def redis_cluster(_cluster_session: RedisClusterProcesses) -> RedisClusterProcesses:
+    """A private 3-master Redis Cluster (shared by the session, emptied for this test)."""
+    _cluster_session.flush()
+    return _cluster_session
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store_url(request: pytest.FixtureRequest) -> str:
+    """A store URL for each backend: ``""`` (in-memory) and a private Redis."""
+    if request.param == "memory":
+        return ""
+    url: str = request.getfixturevalue("redis_url")
+    return url

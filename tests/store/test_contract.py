@@ -1,0 +1,266 @@
+"""The Store contract (server/store/base.py), checked on every backend: memory, a private
+standalone Redis, and a private 3-master Redis Cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+
+import pytest
+
+from server.store import LogEntry, RoomRecord, SeatRecord, SeqConflict, StaleEpoch, Store
+
+EVENT_TIMEOUT_S = 5.0
+
+
+def new_code() -> str:
+    return secrets.token_hex(3).upper()
+
+
+def make_room(code: str, **fields: object) -> RoomRecord:
+    base: dict[str, object] = {
+        "code": code,
+        "settings": {"v": "brisbane", "o": {"kings_to_bottom": True}, "m": 4},
+        "seed": 2**64 - 1,
+        "salt": "ab" * 8,
+        "commitment": "c0ffee",
+        "created_ms": 1_700_000_000_000,
+    }
+    base.update(fields)
+    return RoomRecord(**base)  # type: ignore[arg-type]
+
+
+async def room_with_seats(store: Store, seats: int = 1, max_players: int = 4) -> str:
+    code = new_code()
+    assert await store.create_room(make_room(code))
+    for i in range(seats):
+        assert await store.add_seat(code, SeatRecord(seat=0, name=f"p{i}"), max_players) == i + 1
+    return code
+
+
+# ---------------------------------------------------------------------------- rooms
+
+
+async def test_create_get_and_list_rooms(store: Store) -> None:
+    code = new_code()
+    room = make_room(code, creator=1, start_ms=None, winnable=True, par=77)
+    assert await store.create_room(room)
+    assert not await store.create_room(make_room(code, seed=5)), "a taken code is refused"
+    assert await store.get_room(code) == room
+    assert await store.get_room(new_code()) is None
+    other = new_code()
+    assert await store.create_room(make_room(other, created_ms=1_700_000_000_001))
+    assert {r.code for r in await store.list_rooms()} >= {code, other}
+    assert await store.set_phase(other, "lobby", "finished", end_reason="abandoned")
+    listed = {r.code for r in await store.list_rooms()}
+    assert code in listed and other not in listed, "finished rooms are not listed"
+
+
+async def test_awkward_codes_are_kept_apart(store: Store) -> None:
+    # braces would change a Redis Cluster hash tag; percent signs are the escape
+    codes = ["{A}", "}B{", "%7B", "C%"]
+    for code in codes:
+        assert await store.create_room(make_room(code))
+        assert await store.add_seat(code, SeatRecord(seat=0, name=code), 2) == 1
+    for code in codes:
+        room = await store.get_room(code)
+        assert room is not None and room.code == code
+        assert [s.name for s in await store.get_seats(code)] == [code]
+
+
+async def test_set_phase_is_compare_and_set(store: Store) -> None:
+    code = await room_with_seats(store)
+    assert not await store.set_phase(code, "running", "finished"), "wrong expectation"
+    assert not await store.set_phase(new_code(), "lobby", "countdown"), "no such room"
+    assert await store.set_phase(code, "lobby", "countdown", start_ms=123)
+    room = await store.get_room(code)
+    assert room is not None and room.phase == "countdown" and room.start_ms == 123
+    assert room.seed == 2**64 - 1, "other fields are untouched"
+    with pytest.raises(TypeError):
+        await store.set_phase(code, "countdown", "running", no_such_field=1)
+    room = await store.get_room(code)
+    assert room is not None and room.phase == "countdown", "a bad call changes nothing"
+
+
+async def test_concurrent_set_phase_has_exactly_one_winner(store_pair: tuple[Store, Store]) -> None:
+    first, second = store_pair
+    for _ in range(10):
+        code = new_code()
+        assert await first.create_room(make_room(code))
+        results = await asyncio.gather(
+            first.set_phase(code, "lobby", "countdown", start_ms=1),
+            second.set_phase(code, "lobby", "countdown", start_ms=2),
+        )
+        assert sorted(results) == [False, True]
+        room = await second.get_room(code)
+        assert room is not None and room.start_ms == (1 if results[0] else 2)
+
+
+# ---------------------------------------------------------------------------- seats
+
+
+async def test_concurrent_joins_get_distinct_seats(store_pair: tuple[Store, Store]) -> None:
+    first, second = store_pair
+    code = new_code()
+    assert await first.create_room(make_room(code))
+    joins = [
+        (first if i % 2 else second).add_seat(code, SeatRecord(seat=0, name=f"n{i}"), 4)
+        for i in range(12)
+    ]
+    numbers = await asyncio.gather(*joins)
+    taken = [n for n in numbers if n is not None]
+    assert sorted(taken) == [1, 2, 3, 4]
+    seats = await first.get_seats(code)
+    assert [s.seat for s in seats] == [1, 2, 3, 4]
+    by_number = {n: f"n{i}" for i, n in enumerate(numbers) if n is not None}
+    assert {s.seat: s.name for s in seats} == by_number
+
+
+async def test_no_seats_outside_the_lobby(store: Store) -> None:
+    assert await store.add_seat(new_code(), SeatRecord(seat=0, name="x"), 4) is None
+    code = await room_with_seats(store, seats=1)
+    assert await store.set_phase(code, "lobby", "countdown", start_ms=5)
+    assert await store.add_seat(code, SeatRecord(seat=0, name="late"), 4) is None
+    assert len(await store.get_seats(code)) == 1
+
+
+async def test_seat_records_round_trip_and_update(store: Store) -> None:
+    code = new_code()
+    assert await store.create_room(make_room(code))
+    seat = SeatRecord(seat=0, name="Ann", bot=True, token_hash="f" * 64, ready=True)
+    assert await store.add_seat(code, seat, 2) == 1
+    got = await store.get_seat(code, 1)
+    assert got == SeatRecord(seat=1, name="Ann", bot=True, token_hash="f" * 64, ready=True)
+    await store.update_seat(code, 1, connected=False, status="playing", progress_ms=None)
+    got = await store.get_seat(code, 1)
+    assert got is not None and not got.connected and got.status == "playing"
+    assert got.name == "Ann" and got.epoch == 1
+    assert await store.get_seat(code, 2) is None
+    await store.update_seat(code, 2, ready=True)  # no such seat: nothing happens
+    assert await store.get_seat(code, 2) is None
+    with pytest.raises(TypeError):
+        await store.update_seat(code, 1, epoch=9)
+    assert (await store.get_seats(code))[0].epoch == 1
+
+
+# ---------------------------------------------------------------------------- move logs
+
+
+async def test_epoch_fencing_and_sequence(store_pair: tuple[Store, Store]) -> None:
+    node_a, node_b = store_pair
+    code = await room_with_seats(node_a)
+    old = (await node_a.get_seat(code, 1)).epoch  # type: ignore[union-attr]
+    await node_a.append_move(code, 1, old, 1, LogEntry("1>f", 10), progress=1, moves=1)
+    new = await node_b.take_seat(code, 1)  # another node resumes the seat
+    assert new == old + 1
+    with pytest.raises(StaleEpoch):
+        await node_a.append_move(code, 1, old, 2, LogEntry("2>f", 20), progress=2, moves=2)
+    with pytest.raises(SeqConflict) as conflict:
+        await node_b.append_move(code, 1, new, 5, LogEntry("2>f", 20))
+    assert conflict.value.expected == 2
+    await node_b.append_move(code, 1, new, 2, LogEntry("3>4", 30), moves=2, progress_ms=30)
+    seat = await node_a.get_seat(code, 1)
+    assert seat is not None and (seat.progress, seat.moves, seat.progress_ms) == (1, 2, 30)
+    assert await node_a.read_log(code, 1) == [LogEntry("1>f", 10), LogEntry("3>4", 30)]
+    assert await node_a.read_log(code, 1, after=1) == [LogEntry("3>4", 30)]
+    assert await node_a.read_log(code, 1, after=2) == []
+    with pytest.raises(KeyError):
+        await node_a.take_seat(code, 3)
+    with pytest.raises(StaleEpoch):
+        await node_a.append_move(code, 3, 1, 1, LogEntry("1>f", 1))
+
+
+async def test_concurrent_appends_store_each_sequence_once(store_pair: tuple[Store, Store]) -> None:
+    node_a, node_b = store_pair
+    code = await room_with_seats(node_a)
+    appended = 0
+    for seq in range(1, 21):
+        tries = await asyncio.gather(
+            node_a.append_move(code, 1, 1, seq, LogEntry(f"{seq}>f", seq)),
+            node_b.append_move(code, 1, 1, seq, LogEntry(f"{seq}>f", seq)),
+            return_exceptions=True,
+        )
+        won = [t for t in tries if t is None]
+        lost = [t for t in tries if isinstance(t, SeqConflict)]
+        # Redis treats the same move at the same seq and epoch as an idempotent retry
+        assert len(won) + len(lost) == 2 and len(won) >= 1
+        appended += 1
+    log = await node_a.read_log(code, 1)
+    assert [e.move for e in log] == [f"{s}>f" for s in range(1, appended + 1)]
+
+
+async def test_results(store: Store) -> None:
+    code = await room_with_seats(store)
+    assert await store.get_results(code) is None
+    await store.put_results(code, b"\x81\xa1t\xa7results")
+    assert await store.get_results(code) == b"\x81\xa1t\xa7results"
+
+
+async def test_expire_room_removes_everything(store: Store) -> None:
+    code = await room_with_seats(store)
+    await store.append_move(code, 1, 1, 1, LogEntry("1>f", 1))
+    await store.put_results(code, b"r")
+    keep = await room_with_seats(store)
+    await store.expire_room(code, 0)
+    assert await store.get_room(code) is None
+    assert await store.get_seats(code) == []
+    assert await store.read_log(code, 1) == []
+    assert await store.get_results(code) is None
+    assert code not in {r.code for r in await store.list_rooms()}
+    assert await store.get_room(keep) is not None, "other rooms stay"
+
+
+# ---------------------------------------------------------------------------- events
+
+
+async def test_events_reach_every_node(store_pair: tuple[Store, Store]) -> None:
+    node_a, node_b = store_pair
+    code, other = new_code(), new_code()
+    got_a: asyncio.Queue[bytes] = asyncio.Queue()
+    got_b: asyncio.Queue[bytes] = asyncio.Queue()
+
+    async def on_a(event: bytes) -> None:
+        await got_a.put(event)
+
+    def on_b(event: bytes) -> None:
+        got_b.put_nowait(event)
+
+    await node_a.subscribe(code, on_a)
+    await node_b.subscribe(code, on_b)
+    await node_b.subscribe(other, on_b)
+    events = [f"e{i}".encode() for i in range(20)]
+    for event in events:
+        await node_b.publish(code, event)
+    await node_a.publish(other, b"other-room")
+    for queue in (got_a, got_b):
+        received = [await asyncio.wait_for(queue.get(), EVENT_TIMEOUT_S) for _ in events]
+        assert received == events, "every node gets every event, in order"
+    assert await asyncio.wait_for(got_b.get(), EVENT_TIMEOUT_S) == b"other-room"
+    assert got_a.empty(), "no events of rooms one did not subscribe to"
+
+    await node_a.unsubscribe(code, on_a)
+    await node_b.publish(code, b"after")
+    assert await asyncio.wait_for(got_b.get(), EVENT_TIMEOUT_S) == b"after"
+    # on a single node, the dispatch of "after" to b has run, so a's handler would have too
+    if node_a is node_b:
+        assert got_a.empty()
+
+
+async def test_failing_handler_does_not_stop_delivery(store_pair: tuple[Store, Store]) -> None:
+    node_a, node_b = store_pair
+    code = new_code()
+    got: asyncio.Queue[bytes] = asyncio.Queue()
+
+    def broken(event: bytes) -> None:
+        raise RuntimeError("handler bug")
+
+    await node_a.subscribe(code, broken)
+    await node_a.subscribe(code, got.put_nowait)
+    await node_b.publish(code, b"one")
+    await node_b.publish(code, b"two")
+    assert await asyncio.wait_for(got.get(), EVENT_TIMEOUT_S) == b"one"
+    assert await asyncio.wait_for(got.get(), EVENT_TIMEOUT_S) == b"two"
+
+
+async def test_healthy(store: Store) -> None:
+    assert await store.healthy()

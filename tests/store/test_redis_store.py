@@ -1,0 +1,182 @@
+"""What only the Redis store has: TTLs, idempotent retries of ambiguous writes, outages
+(StoreUnavailable, fast; recovery when Redis is back) and Redis Cluster placement."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import pytest
+from redis.asyncio.cluster import RedisCluster
+
+from server.store import LogEntry, SeatRecord, SeqConflict, StoreUnavailable
+from server.store.redis import RedisStore, _Keys
+from tests.conftest import RedisClusterProcesses, RedisProcess
+
+from .test_contract import make_room, new_code, room_with_seats
+
+OUTAGE_REPORT_S = 3.5  # an outage must be reported within this long
+
+
+def _int_reply(raw: bytes) -> int:
+    assert raw.startswith(b":"), raw
+    return int(raw[1:].strip())
+
+
+async def test_expire_room_sets_ttls_that_later_keys_inherit(
+    shared_redis: RedisProcess, redis_url: str
+) -> None:
+    store = RedisStore.from_url(redis_url)
+    try:
+        code = await room_with_seats(store, seats=2)
+        await store.append_move(code, 1, 1, 1, LogEntry("1>f", 1))
+        await store.expire_room(code, 100)
+        # created after expire_room: must not outlive the room
+        await store.append_move(code, 2, 1, 1, LogEntry("2>f", 2))
+        await store.put_results(code, b"results")
+        keys = _Keys(code)
+        for key in (keys.room, keys.seats, keys.log(1), keys.log(2), keys.results):
+            ttl = _int_reply(shared_redis.command("TTL", key))
+            assert 90 <= ttl <= 100, (key, ttl)
+        assert code not in {r.code for r in await store.list_rooms()}
+        assert await store.get_room(code) is not None, "still there until the TTL runs out"
+    finally:
+        await store.close()
+
+
+async def test_ambiguous_writes_can_be_retried(redis_url: str) -> None:
+    store = RedisStore.from_url(redis_url)
+    try:
+        code = await room_with_seats(store)
+        entry = LogEntry("1>f", 10)
+        await store.append_move(code, 1, 1, 1, entry, moves=1)
+        # the same append again (its reply was lost): success, stored once
+        await store.append_move(code, 1, 1, 1, LogEntry("1>f", 11), moves=1)
+        assert await store.read_log(code, 1) == [entry]
+        with pytest.raises(SeqConflict) as conflict:  # a different move is a real conflict
+            await store.append_move(code, 1, 1, 1, LogEntry("2>f", 11))
+        assert conflict.value.expected == 2
+
+        # the scripts recognise their own earlier success by the call's token
+        room = _Keys(code).room
+        lua_args = ["tok", b"\xa5lobby", b"\xa9countdown", "start_ms", b"\x05"]
+        assert await store._script("SET_PHASE", [room], lua_args) == 1
+        assert await store._script("SET_PHASE", [room], lua_args) == 1
+        assert await store._script("SET_PHASE", [room], ["other", *lua_args[1:]]) == 0
+        other = new_code()
+        create_args = ["tok2", "code", b"\xa1x"]
+        assert await store._script("CREATE_ROOM", [_Keys(other).room], create_args) == 1
+        assert await store._script("CREATE_ROOM", [_Keys(other).room], create_args) == 1
+        assert await store._script("CREATE_ROOM", [_Keys(other).room], ["tok3"]) == 0
+    finally:
+        await store.close()
+
+
+async def test_add_seat_retry_returns_the_same_seat(redis_url: str) -> None:
+    store = RedisStore.from_url(redis_url)
+    try:
+        code = new_code()
+        assert await store.create_room(make_room(code))
+        keys = _Keys(code)
+        args = ["seat-token", b"\xa5lobby", 4, 1, "name", b"\xa1a"]
+        assert await store._script("ADD_SEAT", [keys.room, keys.seats], args) == 1
+        assert await store._script("ADD_SEAT", [keys.room, keys.seats], args) == 1
+        assert len(await store.get_seats(code)) == 1
+        assert await store.add_seat(code, SeatRecord(seat=0, name="b"), 4) == 2
+    finally:
+        await store.close()
+
+
+async def test_outage_is_reported_fast_and_heals(redis_server: Callable[..., RedisProcess]) -> None:
+    server = redis_server()
+    store = RedisStore.from_url(server.url)
+    listener = RedisStore.from_url(server.url)
+    got: asyncio.Queue[bytes] = asyncio.Queue()
+    try:
+        code = await room_with_seats(store)
+        await listener.subscribe(code, got.put_nowait)
+        assert await store.healthy()
+
+        server.stop()
+        for call in (
+            store.get_room(code),
+            store.append_move(code, 1, 1, 1, LogEntry("1>f", 1)),
+            store.create_room(make_room(new_code())),
+            store.publish(code, b"lost"),
+        ):
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable):
+                await call
+            assert time.monotonic() - started < OUTAGE_REPORT_S
+        assert not await store.healthy()
+
+        server.start()  # same port, empty (no persistence in tests)
+        assert await store.healthy()
+        fresh = await room_with_seats(store)
+        await store.append_move(fresh, 1, 1, 1, LogEntry("1>f", 1))
+        assert await store.read_log(fresh, 1) == [LogEntry("1>f", 1)]
+        # the listener resubscribes by itself; publish until it hears (bounded)
+        deadline = time.monotonic() + 10
+        while True:
+            assert time.monotonic() < deadline, "the subscriber did not come back"
+            await store.publish(code, b"probe")
+            try:
+                assert await asyncio.wait_for(got.get(), 0.2) == b"probe"
+                break
+            except TimeoutError:
+                continue  # not resubscribed yet: publish again
+    finally:
+        await store.close()
+        await listener.close()
+
+
+async def test_subscribe_during_outage_fails_cleanly(
+    redis_server: Callable[..., RedisProcess],
+) -> None:
+    server = redis_server()
+    store = RedisStore.from_url(server.url)
+    try:
+        server.stop()
+        with pytest.raises(StoreUnavailable):
+            await store.subscribe("ROOM", lambda event: None)
+        server.start()
+        got: asyncio.Queue[bytes] = asyncio.Queue()
+        await store.subscribe("ROOM", got.put_nowait)
+        await store.publish("ROOM", b"x")
+        assert await asyncio.wait_for(got.get(), 5) == b"x"
+    finally:
+        await store.close()
+
+
+async def test_cluster_spreads_rooms_and_keeps_each_in_one_slot(
+    redis_cluster: RedisClusterProcesses,
+) -> None:
+    store = RedisStore.from_url(redis_cluster.url)
+    assert isinstance(store._client, RedisCluster)
+    try:
+        codes = [await room_with_seats(store, seats=2) for _ in range(24)]
+        for code in codes[:3]:
+            await store.append_move(code, 2, 1, 1, LogEntry("1>f", 1))
+            await store.put_results(code, b"r")
+            keys = _Keys(code)
+            node = redis_cluster.nodes[0]
+            slots = {
+                _int_reply(node.command("CLUSTER", "KEYSLOT", key))
+                for key in (keys.room, keys.seats, keys.log(2), keys.results, keys.events)
+            }
+            assert len(slots) == 1, "every key of a room shares its slot"
+        sizes = [_int_reply(n.command("DBSIZE")) for n in redis_cluster.nodes]
+        assert sum(1 for s in sizes if s > 0) == 3, f"rooms on every master: {sizes}"
+        assert len(await store.list_rooms()) == 24
+    finally:
+        await store.close()
+
+
+def test_from_url_options() -> None:
+    standalone = RedisStore.from_url("redis://127.0.0.1:1/0?socket_timeout=0.25")
+    assert not standalone._cluster
+    kwargs = standalone._client.connection_pool.connection_kwargs
+    assert kwargs["socket_timeout"] == 0.25 and kwargs["socket_connect_timeout"] == 1.0
+    clustered = RedisStore.from_url("redis://127.0.0.1:1/0?cluster=1")
+    assert clustered._cluster and isinstance(clustered._client, RedisCluster)
