@@ -1,0 +1,68 @@
+"""``solrace serve``: run a server node.
+
+On ready it prints exactly one line to stdout, ``solrace listening on ws://HOST:PORT``
+(tests and scripts parse it; with ``--port 0`` the port is the one chosen). SIGTERM or
+SIGINT shuts down gracefully (clients get ``Closing{shutting_down}``) and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``serve`` subcommand."""
+    p = subparsers.add_parser("serve", help="run a race server node",
+                              description="Run a solrace server node (websockets + /healthz "
+                              "+ /metrics on one port).")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default %(default)s)")
+    p.add_argument("--port", type=int, default=8765,
+                   help="port (default %(default)s; 0 picks a free one)")
+    p.add_argument("--redis", default=os.environ.get("SOLRACE_REDIS_URL") or None,
+                   metavar="URL", help="Redis URL for a multi-node service "
+                   "(default: $SOLRACE_REDIS_URL, else in-memory, one node)")
+    p.add_argument("--node-id", default="", help="this node's name (default host-pid)")
+    p.add_argument("--log-level", default="WARNING", help="logging level (default %(default)s)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT; 0 after a graceful shutdown."""
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    coro = _serve(args)
+    try:
+        import uvloop
+    except ImportError:  # optional: the standard loop works, a little slower
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    from server.app import Server
+    from server.config import ServerConfig
+
+    config = ServerConfig(host=args.host, port=args.port, store_url=args.redis,
+                          node_id=args.node_id)
+    server = Server(config)
+    try:
+        await server.start()
+    except OSError as exc:
+        print(f"solrace serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    host = args.host if ":" not in args.host else f"[{args.host}]"
+    print(f"solrace listening on ws://{host}:{server.port}", flush=True)
+    await stop.wait()
+    await server.stop()
+    return 0

@@ -1,0 +1,59 @@
+"""Every limit and timeout of the server, in one dataclass with documented defaults.
+
+Nothing here is read from the environment: ``solrace serve`` builds a ``ServerConfig`` from
+its flags, tests build one with small timeouts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from protocol.limits import MAX_FRAME
+
+
+def wall_ms() -> int:
+    """The server's wall clock in Unix milliseconds (the default ``ServerConfig.clock``)."""
+    return time.time_ns() // 1_000_000
+
+
+@dataclass
+class ServerConfig:
+    """Limits and timeouts. Every queue and every per-client allowance is bounded here."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    node_id: str = ""  # defaults to "<hostname>-<pid>" in Server
+    store_url: str | None = None  # None: in-memory store
+
+    # -- frames
+    max_frame: int = MAX_FRAME  # protocol limit: larger frames get frame_too_large
+    # The websocket layer refuses (close code 1009) frames beyond this, before we see them;
+    # between max_frame and ws_max_size a client gets a frame_too_large error instead.
+    ws_max_size: int = 64 * 1024
+
+    # -- rate limit (lila-ws style credits): every client message costs one credit
+    rate_burst: int = 20
+    rate_per_s: float = 10.0
+
+    # -- per connection
+    outbound_queue: int = 512  # frames waiting to be written; beyond it: slow_consumer
+    hello_timeout_s: float = 10.0  # before hello
+    idle_timeout_s: float = 120.0  # after hello, while in no room (rooms are kept alive by pings)
+    ping_interval_s: float | None = 20.0  # websocket keepalive pings
+    ping_timeout_s: float | None = 20.0
+    max_rooms_per_connection: int = 32  # creates + joins over a connection's life
+
+    # -- rooms
+    snapshot_after: int = 64  # a resume more than this many moves behind gets a Snapshot
+    lobby_ttl_s: int = 6 * 3600  # a room that never starts disappears after this
+    results_ttl_s: int = 3600  # a finished room (and its results) stays this long
+    abandon_after_s: float = 300.0  # a running seat offline this long counts as resigned
+    solver_budget_s: float = 5.0  # deal=winnable: time to find a winnable seed
+    max_live_rooms: int = 10_000  # rooms this node holds connections in
+
+    # -- shutdown
+    shutdown_grace_s: float = 5.0  # time for writers to flush before connections are cut
+
+    clock: Callable[[], int] = field(default=wall_ms)  # wall clock, Unix ms (injectable)

@@ -1,0 +1,275 @@
+"""One websocket connection: decode, session (hello), rate limit, dispatch, and a bounded
+outbound queue drained by a writer task.
+
+Every frame a client sends gets exactly one outcome: handled, or an ``Error``/``Rejected``
+with a documented code. No exception escapes to the client: an unexpected one is logged
+and answered with ``internal``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from protocol import PROTOCOL_VERSION, Code, DecodeError, ProtocolError, decode_client, encode
+from protocol import messages as m
+
+from . import lobby, race
+from .store import StoreUnavailable
+
+if TYPE_CHECKING:
+    from .app import Server
+    from .room import Member, Room
+
+log = logging.getLogger(__name__)
+_ids = itertools.count(1)
+SERVER_NAME = "solrace-server/0.1"
+
+# websocket close codes for our Closing reasons
+_WS_CLOSE = {
+    Code.SHUTTING_DOWN: 1001,  # going away
+    Code.SLOW_CONSUMER: 1008,  # policy violation
+    Code.TAKEN_OVER: 1000,
+    Code.IDLE_TIMEOUT: 1000,
+    Code.VERSION_MISMATCH: 1002,
+}
+
+
+class Credits:
+    """A token bucket: ``burst`` credits, refilled at ``per_s`` a second (lila-ws style)."""
+
+    def __init__(self, burst: int, per_s: float) -> None:
+        self.burst, self.per_s = burst, per_s
+        self.credits = float(burst)
+        self.at = time.monotonic()
+
+    def take(self) -> bool:
+        """Spend one credit if there is one."""
+        now = time.monotonic()
+        self.credits = min(self.burst, self.credits + (now - self.at) * self.per_s)
+        self.at = now
+        if self.credits >= 1:
+            self.credits -= 1
+            return True
+        return False
+
+
+class Connection:
+    """A client connection (see the module docstring)."""
+
+    def __init__(self, server: Server, ws: ServerConnection) -> None:
+        self.server = server
+        self.config = server.config
+        self.ws = ws
+        self.id = next(_ids)
+        self.hello_done = False
+        self.name = ""
+        self.bot = False
+        self.room: Room | None = None
+        self.member: Member | None = None
+        self.rooms_used = 0
+        self._queue: deque[bytes] = deque()
+        self._wake = asyncio.Event()
+        self._closing: tuple[Code, str] | None = None
+        self._stopped = False
+        self._credits = Credits(self.config.rate_burst, self.config.rate_per_s)
+
+    # ------------------------------------------------------------------ sending
+    def send(self, message: Any) -> None:
+        """Queue a server message."""
+        self.send_frame(encode(message))
+
+    def send_frame(self, frame: bytes) -> None:
+        """Queue an encoded frame; a client whose queue is full is closed (slow_consumer)."""
+        if self._closing is not None or self._stopped:
+            return
+        if len(self._queue) >= self.config.outbound_queue:
+            self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
+            self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
+            return
+        self._queue.append(frame)
+        self._wake.set()
+
+    def close_with(self, code: Code, message: str) -> None:
+        """Send what is queued, then ``Closing`` with ``code``, then close the socket."""
+        if self._closing is not None or self._stopped:
+            return
+        self._closing = (code, message)
+        self._wake.set()
+
+    @property
+    def closing(self) -> bool:
+        """True once the connection is being closed."""
+        return self._closing is not None or self._stopped
+
+    async def _writer(self) -> None:
+        hook = self.server.frame_hook
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                while self._queue:
+                    frame = self._queue.popleft()
+                    if hook is not None:
+                        hook(self, frame)
+                    await self.ws.send(frame)
+                    self.server.metrics.frames_out.inc()
+                if self._closing is not None:
+                    code, message = self._closing
+                    frame = encode(m.Closing(code=code, message=message))
+                    if hook is not None:
+                        hook(self, frame)
+                    await self.ws.send(frame)
+                    await self.ws.close(_WS_CLOSE.get(code, 1000), code.value)
+                    return
+                if self._stopped:
+                    return
+        except ConnectionClosed:
+            return
+
+    # ------------------------------------------------------------------ receiving
+    async def run(self) -> None:
+        """Serve the connection until it closes; then leave its room."""
+        self.server.metrics.connections.inc()
+        writer = asyncio.create_task(self._writer())
+        try:
+            while self._closing is None:
+                if not self.hello_done:
+                    timeout: float | None = self.config.hello_timeout_s
+                else:
+                    timeout = self.config.idle_timeout_s if self.room is None else None
+                try:
+                    async with asyncio.timeout(timeout):
+                        frame = await self.ws.recv()
+                except TimeoutError:
+                    self.close_with(Code.IDLE_TIMEOUT, f"nothing received for {timeout:g} s")
+                    break
+                except ConnectionClosed:
+                    break
+                await self._handle(frame)
+        finally:
+            try:
+                await lobby.drop(self.server, self)
+            except Exception:
+                log.exception("connection %s: leaving its room failed", self.id)
+            if self._closing is None:
+                self._stopped = True
+                self._wake.set()
+            try:
+                await asyncio.wait_for(writer, self.config.shutdown_grace_s)
+            except (TimeoutError, asyncio.CancelledError):
+                writer.cancel()
+            self.server.metrics.connections.dec()
+
+    async def _handle(self, frame: bytes | str) -> None:
+        metrics = self.server.metrics
+        metrics.frames_in.inc()
+        started = time.perf_counter()
+        if not self._credits.take():
+            self._error(ProtocolError(Code.RATE_LIMITED, "too many messages; slow down"))
+            return
+        try:
+            # A text frame is refused by the decoder (bad_frame): the protocol is binary.
+            msg = decode_client(frame, self.config.max_frame)
+        except DecodeError as exc:
+            self._error(exc)
+            return
+        try:
+            await self._dispatch(msg, started)
+        except ProtocolError as exc:
+            self._error(exc)
+        except StoreUnavailable:
+            self._error(ProtocolError(Code.STORE_UNAVAILABLE))
+        except Exception:
+            log.exception("connection %s: %s failed", self.id, type(msg).__name__)
+            self._error(ProtocolError(Code.INTERNAL))
+
+    def _error(self, exc: ProtocolError) -> None:
+        self.server.metrics.errors.labels(exc.code.value).inc()
+        fatal = exc.code == Code.VERSION_MISMATCH
+        self.send(m.Error(code=exc.code, message=exc.message, retryable=exc.retryable,
+                          fatal=fatal))
+        if fatal:
+            self.close_with(exc.code, exc.message)
+
+    def count_room(self) -> None:
+        """Count a create/join/resume against the connection's allowance."""
+        if self.rooms_used >= self.config.max_rooms_per_connection:
+            raise ProtocolError(Code.TOO_MANY_ROOMS)
+        self.rooms_used += 1
+
+    # ------------------------------------------------------------------ dispatch
+    async def _dispatch(self, msg: Any, started: float) -> None:
+        server = self.server
+        if isinstance(msg, m.Move):  # the hot path first
+            room, member = self._in_room()
+            reply = await race.play(room, member, msg)
+            if isinstance(reply, m.Rejected):
+                self.send(reply)
+            else:
+                server.metrics.move_latency.observe(time.perf_counter() - started)
+            return
+        if isinstance(msg, m.Ping):
+            self.send(m.Pong(server_ms=self.config.clock(), nonce=msg.nonce))
+            return
+        if isinstance(msg, m.Hello):
+            await self._hello(msg)
+            return
+        if not self.hello_done:
+            raise ProtocolError(Code.HELLO_FIRST)
+        if isinstance(msg, m.CreateRoom | m.Join):
+            if self.room is not None:
+                raise ProtocolError(Code.ALREADY_IN_ROOM, f"already in room {self.room.code}")
+            if isinstance(msg, m.CreateRoom):
+                await lobby.create(server, self, msg)
+            else:
+                await lobby.join(server, self, msg.code, msg.role)
+        elif isinstance(msg, m.ListRooms):
+            self.send(await lobby.list_rooms(server))
+        elif isinstance(msg, m.Ready):
+            await race.set_ready(*self._in_room(), msg.ready)
+        elif isinstance(msg, m.StartNow):
+            await race.start_now(*self._in_room())
+        elif isinstance(msg, m.Resign):
+            await race.resign(*self._in_room())
+        elif isinstance(msg, m.Leave):
+            await lobby.leave(server, self)
+        elif isinstance(msg, m.HintRequest):
+            self.send(race.hint(*self._in_room()))
+        else:  # pragma: no cover - the decoder only yields the types above
+            raise ProtocolError(Code.UNKNOWN_TYPE, type(msg).__name__)
+
+    def _in_room(self) -> tuple[Room, Member]:
+        if not self.hello_done:
+            raise ProtocolError(Code.HELLO_FIRST)
+        if self.room is None or self.member is None:
+            raise ProtocolError(Code.NOT_IN_ROOM)
+        return self.room, self.member
+
+    async def _hello(self, msg: m.Hello) -> None:
+        if self.hello_done:
+            raise ProtocolError(Code.ALREADY_HELLO)
+        if msg.version != PROTOCOL_VERSION:
+            raise ProtocolError(
+                Code.VERSION_MISMATCH,
+                f"this server speaks protocol version {PROTOCOL_VERSION}, not {msg.version}",
+            )
+        self.name, self.bot = msg.name, msg.bot
+        if msg.token is not None:
+            # A failed resume leaves the session unopened: the client may hello again.
+            await lobby.resume(self.server, self, msg)
+            self.hello_done = True
+            return
+        self.hello_done = True
+        self.send(m.Welcome(
+            version=PROTOCOL_VERSION, server=SERVER_NAME, node=self.server.node_id,
+            server_ms=self.config.clock(), max_frame=self.config.max_frame,
+            rate_per_s=self.config.rate_per_s,
+        ))

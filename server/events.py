@@ -1,0 +1,88 @@
+"""The internal event envelope published through the store to every node of a room.
+
+Nodes share no memory: a room's events reach every node that holds connections in it via
+``Store.publish``/``subscribe``, including the node that published (so fan-out has one
+path). Events are MessagePack (msgspec), never sent to clients as they are.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class _Event(msgspec.Struct, tag_field="e", array_like=True):
+    """Base of every event."""
+
+
+class Broadcast(_Event, tag="b"):
+    """An encoded server message for every connection in the room (seats, countdown)."""
+
+    frame: bytes
+
+
+class Countdown(_Event, tag="c"):
+    """The race will start at ``start_ms`` (wall clock): every node arms its start timer."""
+
+    start_ms: int
+
+
+class Started(_Event, tag="s"):
+    """The race is running from ``start_ms`` with these seats; each node sends its members
+    the boards they may see."""
+
+    start_ms: int
+    seats: list[int]
+
+
+class Moved(_Event, tag="m"):
+    """Seat ``seat`` played move ``seq``. Players get a Progress from it, spectators a
+    Diff (after the room's delay)."""
+
+    seat: int
+    seq: int
+    move: str
+    hash: int
+    clock_ms: int
+    revealed: list[tuple[int, str]]
+    progress: int
+    status: str
+
+
+class SeatStatus(_Event, tag="st"):
+    """A seat's status changed without a move (resigned, abandoned)."""
+
+    seat: int
+    status: str
+    progress: int
+    moves: int
+    clock_ms: int
+
+
+class TakenOver(_Event, tag="t"):
+    """Seat ``seat`` is now held at ``epoch``: close any local holder with an older one."""
+
+    seat: int
+    epoch: int
+
+
+class Finished(_Event, tag="f"):
+    """The race is over; ``frame`` is the encoded Results message."""
+
+    frame: bytes
+
+
+Event = Broadcast | Countdown | Started | Moved | SeatStatus | TakenOver | Finished
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(Event)
+
+
+def encode_event(event: Event) -> bytes:
+    """The bytes to publish."""
+    return _encoder.encode(event)
+
+
+def decode_event(data: bytes) -> Event:
+    """The event in ``data``; raises ``msgspec.DecodeError``/``ValidationError`` if bad."""
+    event: Event = _decoder.decode(data)
+    return event

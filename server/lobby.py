@@ -1,0 +1,285 @@
+"""Entering and leaving rooms: create, join, resume (tokens), leave, disconnect, list.
+
+Tokens are ``"<code>.<seat>.<secret>"``; the store keeps only SHA-256 of the secret.
+Resuming takes the seat (epoch + 1), which fences off the previous holder wherever it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import secrets
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+import engine
+from protocol import Code, ProtocolError
+from protocol.messages import (
+    CreateRoom,
+    Hello,
+    Joined,
+    RoomList,
+    RoomSettings,
+    RoomSummary,
+    Snapshot,
+)
+
+from . import events as ev
+from . import race, views
+from .room import Member, Room
+from .store import RoomRecord, SeatRecord
+
+if TYPE_CHECKING:
+    from .app import Server
+    from .connection import Connection
+
+log = logging.getLogger(__name__)
+
+CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
+CODE_LENGTH = 6
+_PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
+
+
+def _hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def validate_settings(settings: RoomSettings) -> RoomSettings:
+    """The settings with every option of the variant resolved, or ``bad_settings`` with
+    the engine's message."""
+    try:
+        variant = engine.get_variant(settings.variant)
+        options = variant.resolve_options(settings.options)
+    except engine.EngineError as exc:
+        raise ProtocolError(Code.BAD_SETTINGS, str(exc)) from None
+    if settings.spectator_delay_s and not settings.spectators:
+        raise ProtocolError(Code.BAD_SETTINGS, "a spectator delay needs spectators on")
+    return msgspec.structs.replace(settings, options=options)
+
+
+async def _choose_seed(
+    server: Server, settings: RoomSettings
+) -> tuple[int, bool | None, int | None]:
+    """A secret 64-bit seed; for ``deal=winnable`` one the solver proved winnable."""
+    seed = secrets.randbits(64)
+    if settings.deal != "winnable":
+        return seed, None, None
+    try:
+        from engine.solver import find_winnable_seed  # type: ignore[attr-defined]
+    except ImportError:
+        raise ProtocolError(Code.BAD_SETTINGS, "deal=winnable is not available yet") from None
+    budget = server.config.solver_budget_s
+    found: Any = await asyncio.to_thread(
+        find_winnable_seed, settings.variant, dict(settings.options), seed, budget
+    )
+    if found is None:
+        raise ProtocolError(Code.BAD_SETTINGS, "no winnable deal found in time; try again")
+    if isinstance(found, int):
+        return found, True, None
+    seed_found, result = found  # (seed, SolveResult)
+    moves = getattr(result, "moves", None)
+    return int(seed_found), True, (len(moves) if moves else None)
+
+
+async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
+    """Create a room and enter it as its first player (or as a spectator)."""
+    conn.count_room()
+    settings = validate_settings(msg.settings)
+    if not msg.as_player and not settings.spectators:
+        raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
+    seed, winnable, par = await _choose_seed(server, settings)
+    salt = engine.new_salt()
+    for _ in range(20):
+        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+        record = RoomRecord(
+            code=code, settings=msgspec.to_builtins(settings), seed=seed, salt=salt,
+            commitment=engine.commitment(seed, salt), creator=1 if msg.as_player else 0,
+            created_ms=server.config.clock(), winnable=winnable, par=par,
+        )
+        if await server.store.create_room(record):
+            break
+    else:  # pragma: no cover - 31**6 codes
+        raise ProtocolError(Code.INTERNAL, "could not allocate a room code")
+    await server.store.expire_room(code, server.config.lobby_ttl_s)
+    if msg.as_player:
+        await _join_player(server, conn, record)
+    else:
+        await _enter(server, conn, record, Member(conn, 0))
+
+
+async def join(server: Server, conn: Connection, code: str, role: str) -> None:
+    """Join a room by code as a player (lobby only) or a spectator."""
+    record = await server.store.get_room(code.upper())
+    if record is None:
+        raise ProtocolError(Code.NO_SUCH_ROOM, f"no room {code!r}")
+    conn.count_room()
+    if role == "player":
+        if record.phase != "lobby":
+            raise ProtocolError(Code.ROOM_CLOSED, f"room {record.code} is {record.phase}")
+        await _join_player(server, conn, record)
+        return
+    settings = msgspec.convert(record.settings, RoomSettings)
+    if not settings.spectators:
+        raise ProtocolError(Code.SPECTATORS_OFF)
+    await _enter(server, conn, record, Member(conn, 0))
+
+
+async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> None:
+    settings = msgspec.convert(record.settings, RoomSettings)
+    secret = secrets.token_urlsafe(24)
+    seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=_hash_secret(secret))
+    number = await server.store.add_seat(record.code, seat, settings.max_players)
+    if number is None:
+        now = await server.store.get_room(record.code)
+        if now is None or now.phase != "lobby":
+            raise ProtocolError(Code.ROOM_CLOSED, f"room {record.code} has started")
+        raise ProtocolError(Code.ROOM_FULL, f"room {record.code} has {settings.max_players} seats")
+    member = Member(conn, number, epoch=seat.epoch)
+    room = await _enter(server, conn, record, member, token=f"{record.code}.{number}.{secret}")
+    await room.publish_seats()
+
+
+async def resume(server: Server, conn: Connection, hello: Hello) -> None:
+    """Resume a seat with its token: take it over (epoch + 1; the previous connection is
+    closed with ``taken_over``), send ``Joined`` with the board as of now, then the
+    diffs after ``hello.seen`` (or one ``Snapshot`` when too far behind)."""
+    bad = ProtocolError(Code.BAD_TOKEN)
+    parts = (hello.token or "").split(".", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
+        raise bad
+    code, seat_no, secret = parts[0], int(parts[1]), parts[2]
+    record = await server.store.get_room(code)
+    seat = await server.store.get_seat(code, seat_no) if record else None
+    if record is None or seat is None or not secrets.compare_digest(
+        seat.token_hash, _hash_secret(secret)
+    ):
+        raise bad
+    if record.phase == "finished":
+        raise ProtocolError(Code.BAD_TOKEN, "the race is over: join as a spectator for results")
+    conn.count_room()
+    epoch = await server.store.take_seat(code, seat_no)
+    await server.store.update_seat(code, seat_no, connected=True)
+    conn.name, conn.bot = seat.name, seat.bot
+    member = Member(conn, seat_no, epoch=epoch)
+    room = await _enter(server, conn, record, member, seen=hello.seen)
+    await room.publish(ev.TakenOver(seat_no, epoch))
+    room.disarm(f"abandon:{seat_no}")
+    await room.publish_seats()
+
+
+async def _enter(
+    server: Server, conn: Connection, record: RoomRecord, member: Member,
+    token: str | None = None, seen: int | None = None,
+) -> Room:
+    """Put ``member`` in the room and send its ``Joined`` (and resume diffs, results)."""
+    room = await server.local_room(record)
+    room.attach(member)
+    conn.room, conn.member = room, member
+    try:
+        fresh = await server.store.get_room(record.code)
+        if fresh is not None and _PHASE_ORDER[fresh.phase] >= _PHASE_ORDER[room.phase]:
+            room.record = fresh
+        phase = room.phase
+        resume_msgs: list[Any] = []
+        if member.is_player and phase in ("running", "finished"):
+            seat = await server.store.get_seat(room.code, member.seat)
+            entries = await server.store.read_log(room.code, member.seat)
+            n = len(entries)
+            near = seen is not None and seen <= n and n - seen <= server.config.snapshot_after
+            rebuilt = views.replay(room.record, room.settings, member.seat, entries,
+                                   diffs_after=seen if near else None)
+            member.game, member.seq = rebuilt.game, rebuilt.seq
+            member.status = seat.status if seat else "playing"
+            member.progress_ms = seat.progress_ms if seat else None
+            if near:
+                resume_msgs = list(rebuilt.diffs)
+            elif seen is not None:
+                resume_msgs = [Snapshot(board=views.board(member.seat, n, rebuilt.game))]
+        seats = await server.store.get_seats(room.code)
+        boards = await room.boards_for(member)
+        member.started_sent = phase in ("running", "finished")
+        for s in seats:
+            member.progress_seen[s.seat] = s.moves
+        conn.send(Joined(
+            code=room.code, settings=room.settings, phase=phase,  # type: ignore[arg-type]
+            seat=member.seat, commitment=room.record.commitment,
+            seats=[views.seat_info(s) for s in seats], token=token,
+            creator=room.record.creator, start_ms=room.record.start_ms,
+            clock_ms=room.clock_ms() if phase == "running" else None, boards=boards,
+        ))
+        for message in resume_msgs:
+            conn.send(message)
+        if phase == "finished":
+            results = await server.store.get_results(room.code)
+            if results is not None:
+                member.results_sent = True
+                conn.send_frame(results)
+        room.ready(member)
+    except BaseException:
+        room.detach(conn)
+        conn.room = conn.member = None
+        await server.release_room(room)
+        raise
+    return room
+
+
+async def leave(server: Server, conn: Connection) -> None:
+    """Leave the room (the connection stays open). A player's seat stays; its token can
+    resume it until the results."""
+    room, member = conn.room, conn.member
+    if room is None or member is None:
+        raise ProtocolError(Code.NOT_IN_ROOM)
+    await drop(server, conn)
+
+
+async def drop(server: Server, conn: Connection) -> None:
+    """The connection left its room (leave or disconnect): mark the seat offline (if it
+    still holds it) and arm the abandon timer for a seat still racing."""
+    room, member = conn.room, conn.member
+    conn.room = conn.member = None
+    if room is None or member is None:
+        return
+    room.detach(conn)
+    try:
+        if member.is_player and room.phase != "finished":
+            seat = await server.store.get_seat(room.code, member.seat)
+            if seat is not None and seat.epoch == member.epoch:
+                fields: dict[str, object] = {"connected": False}
+                if room.phase == "lobby":
+                    fields["ready"] = False
+                await server.store.update_seat(room.code, member.seat, **fields)
+                await room.publish_seats()
+                if room.phase == "running" and member.status == "playing":
+                    grace = int(server.config.abandon_after_s * 1000)
+                    room.arm(f"abandon:{member.seat}", room.now_ms() + grace,
+                             lambda: race.abandon(room, member.seat, member.epoch))
+                elif room.phase == "lobby":
+                    await _maybe_all_ready(room)
+    finally:
+        await server.release_room(room)
+
+
+async def _maybe_all_ready(room: Room) -> None:
+    seats = await room.store.get_seats(room.code)
+    present = [s for s in seats if s.connected]
+    if present and all(s.ready for s in present):
+        await race.begin_countdown(room)
+
+
+async def list_rooms(server: Server) -> RoomList:
+    """The open public rooms (at most 100, newest first)."""
+    records = [r for r in await server.store.list_rooms() if r.settings.get("pu", True)]
+    records.sort(key=lambda r: r.created_ms, reverse=True)
+    out = []
+    for record in records[:100]:
+        settings = msgspec.convert(record.settings, RoomSettings)
+        seats = await server.store.get_seats(record.code)
+        out.append(RoomSummary(
+            code=record.code, variant=settings.variant, options=dict(settings.options),
+            rank_by=settings.rank_by, phase=record.phase,  # type: ignore[arg-type]
+            players=len(seats), max_players=settings.max_players,
+            bots=sum(s.bot for s in seats), spectators=settings.spectators,
+        ))
+    return RoomList(rooms=out)

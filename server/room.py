@@ -1,0 +1,394 @@
+"""A room's presence on this node: its local members, its event fan-out and its timers.
+
+All shared state lives in the store; a ``Room`` here is a cache plus the connections this
+node holds in the room. It subscribes to the room's events while it has members (or
+timers that must fire), and turns each event into the frames each member may see
+(``views``). The race operations themselves (moves, start, finish) are in ``race``.
+
+Ordering: a member is attached *pending* before its ``Joined`` is built from the store;
+events arriving meanwhile are buffered, then replayed through the same per-member filter,
+which drops anything the ``Joined`` already covered (per-seat sequence numbers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+import engine
+from protocol import Code
+from protocol.messages import Board, Countdown, Diff, Progress, RoomSettings, Seats, Started
+
+from . import events as ev
+from . import views
+from .store.records import RoomRecord
+
+if TYPE_CHECKING:
+    from .app import Server
+    from .connection import Connection
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Member:
+    """One connection in one room. ``seat`` is 0 for a spectator. For a player, ``game``
+    is the seat's engine game after ``seq`` moves (only this node's holder writes)."""
+
+    conn: Connection
+    seat: int
+    epoch: int = 0
+    game: engine.Game | None = None
+    seq: int = 0
+    status: str = "lobby"
+    progress_ms: int | None = None
+    pending: list[ev.Event] | None = field(default_factory=list)
+    started_sent: bool = False
+    results_sent: bool = False
+    diff_seen: dict[int, int] = field(default_factory=dict)  # seat -> last Diff seq sent
+    progress_seen: dict[int, int] = field(default_factory=dict)  # seat -> last Progress moves
+    held: dict[int, dict[int, Diff]] = field(default_factory=dict)  # out-of-order diffs
+
+    @property
+    def is_player(self) -> bool:
+        """True for a seat holder, False for a spectator."""
+        return self.seat > 0
+
+
+class Room:
+    """A room as seen by this node (see the module docstring)."""
+
+    def __init__(self, server: Server, record: RoomRecord) -> None:
+        self.server = server
+        self.store = server.store
+        self.config = server.config
+        self.code = record.code
+        self.record = record
+        self.settings = msgspec.convert(record.settings, RoomSettings)
+        self.members: dict[Connection, Member] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._spectator_timers: set[asyncio.TimerHandle] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._subscribed = False
+        self.closed = False
+
+    # ------------------------------------------------------------------ life cycle
+    @property
+    def phase(self) -> str:
+        """The room's phase as last seen by this node."""
+        return self.record.phase
+
+    @property
+    def delay_ms(self) -> int:
+        """How far behind the live race spectators are kept."""
+        return self.settings.spectator_delay_s * 1000
+
+    def now_ms(self) -> int:
+        """The server's wall clock."""
+        return self.config.clock()
+
+    def clock_ms(self) -> int:
+        """The race clock (0 before the start)."""
+        start = self.record.start_ms
+        return max(0, self.now_ms() - start) if start is not None else 0
+
+    async def open(self) -> None:
+        """Subscribe to the room's events and arm the timers its phase needs."""
+        await self.store.subscribe(self.code, self._on_event)
+        self._subscribed = True
+        await self.refresh()
+
+    async def refresh(self) -> None:
+        """Re-read the room record and (re)arm the start and end timers."""
+        record = await self.store.get_room(self.code)
+        if record is not None:
+            self.record = record
+        self._arm_timers()
+
+    async def close(self) -> None:
+        """Unsubscribe and cancel every timer (the room has no business on this node)."""
+        self.closed = True
+        for handle in [*self._timers.values(), *self._spectator_timers]:
+            handle.cancel()
+        self._timers.clear()
+        self._spectator_timers.clear()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._subscribed:
+            self._subscribed = False
+            try:
+                await self.store.unsubscribe(self.code, self._on_event)
+            except Exception:  # the store may be gone at shutdown; nothing to undo
+                log.debug("room %s: unsubscribe failed", self.code, exc_info=True)
+
+    @property
+    def idle(self) -> bool:
+        """No members and nothing this node must still do for the room."""
+        return not self.members and (self.phase in ("lobby", "finished") or not self._timers)
+
+    # ------------------------------------------------------------------ timers
+    def spawn(self, coro: Any) -> None:
+        """Run ``coro`` as a task owned by the room (cancelled when it closes)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("room %s: task failed", self.code, exc_info=task.exception())
+
+    def arm(self, name: str, at_ms: int, coro_factory: Any) -> None:
+        """Call ``coro_factory()`` (as a room task) at wall time ``at_ms``; re-arming a
+        name replaces the previous timer. Fires late rather than early."""
+        old = self._timers.pop(name, None)
+        if old is not None:
+            old.cancel()
+        if self.closed:
+            return
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            if self.now_ms() < at_ms:  # loop timers may fire a hair early: never run early
+                self._timers[name] = loop.call_later((at_ms - self.now_ms()) / 1000, fire)
+                return
+            self._timers.pop(name, None)
+            self.spawn(coro_factory())
+
+        self._timers[name] = loop.call_later(max(0, at_ms - self.now_ms()) / 1000, fire)
+
+    def disarm(self, name: str) -> None:
+        """Cancel the timer ``name`` if armed."""
+        handle = self._timers.pop(name, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _arm_timers(self) -> None:
+        from . import race  # race uses Room; import here to keep the module graph simple
+
+        record, settings = self.record, self.settings
+        if record.phase == "countdown" and record.start_ms is not None:
+            self.arm("start", record.start_ms, lambda: race.try_start(self))
+        if record.phase in ("countdown", "running") and settings.time_limit_s and (
+            record.start_ms is not None
+        ):
+            end = record.start_ms + settings.time_limit_s * 1000
+            self.arm("end", end, lambda: race.try_finish(self, "time"))
+        if record.phase == "finished":
+            self.disarm("start")
+            self.disarm("end")
+
+    # ------------------------------------------------------------------ members
+    def attach(self, member: Member) -> None:
+        """Add a member (pending: events are buffered until ``ready``)."""
+        self.members[member.conn] = member
+
+    def ready(self, member: Member) -> None:
+        """The member's ``Joined`` is queued: deliver the events buffered meanwhile."""
+        pending, member.pending = member.pending or [], None
+        for event in pending:
+            self._deliver(member, event)
+
+    def detach(self, conn: Connection) -> Member | None:
+        """Remove a connection's membership (the caller updates the seat record)."""
+        return self.members.pop(conn, None)
+
+    def holder(self, seat: int) -> Member | None:
+        """The local member holding ``seat``, if any."""
+        for member in self.members.values():
+            if member.seat == seat:
+                return member
+        return None
+
+    # ------------------------------------------------------------------ events
+    async def publish(self, event: ev.Event) -> None:
+        """Publish ``event`` to every node of the room (this one included)."""
+        await self.store.publish(self.code, ev.encode_event(event))
+
+    async def _on_event(self, data: bytes) -> None:
+        try:
+            event = ev.decode_event(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            log.error("room %s: undecodable event dropped", self.code)
+            return
+        if self.closed:
+            return
+        self._apply(event)
+        for member in list(self.members.values()):
+            try:
+                self._deliver(member, event)
+            except Exception:
+                log.exception("room %s: delivering %s failed", self.code, type(event).__name__)
+        if isinstance(event, ev.Finished) and self.idle:
+            self.spawn(self.server.release_room(self))
+
+    def _apply(self, event: ev.Event) -> None:
+        """Update this node's cache of the room from an event."""
+        record = self.record
+        if isinstance(event, ev.Countdown):
+            if record.phase == "lobby":
+                self.record = msgspec.structs.replace(
+                    record, phase="countdown", start_ms=event.start_ms
+                )
+            self._arm_timers()
+        elif isinstance(event, ev.Started):
+            self.record = msgspec.structs.replace(record, phase="running", start_ms=event.start_ms)
+            self._arm_timers()
+        elif isinstance(event, ev.Finished):
+            self.record = msgspec.structs.replace(record, phase="finished")
+            self._arm_timers()
+            for handle in self._timers.values():
+                handle.cancel()
+            self._timers.clear()
+        elif isinstance(event, ev.Moved) and self.delay_ms and not self.closed:
+            # One timer per move for all spectators; each member filters duplicates.
+            due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms
+            diff = Diff(
+                seat=event.seat, seq=event.seq, move=event.move, hash=event.hash,
+                clock_ms=event.clock_ms, revealed=event.revealed,
+            )
+            self.schedule_diff(None, diff, due)
+
+    def _deliver(self, member: Member, event: ev.Event) -> None:
+        """Send ``member`` what it may see of ``event``."""
+        if member.pending is not None:
+            member.pending.append(event)
+            return
+        conn = member.conn
+        if isinstance(event, ev.Broadcast):
+            conn.send_frame(event.frame)
+        elif isinstance(event, ev.Countdown):
+            conn.send(Countdown(start_ms=event.start_ms, server_ms=self.now_ms()))
+        elif isinstance(event, ev.Started):
+            self.send_started(member, event.start_ms, event.seats)
+        elif isinstance(event, ev.Moved):
+            if member.seat != event.seat:
+                self._send_progress(member, event.seat, event.progress, event.seq,
+                                    event.status, event.clock_ms)
+            if not member.is_player and not self.delay_ms:
+                self.deliver_diff(member, Diff(
+                    seat=event.seat, seq=event.seq, move=event.move, hash=event.hash,
+                    clock_ms=event.clock_ms, revealed=event.revealed,
+                ))
+        elif isinstance(event, ev.SeatStatus):
+            if member.seat == event.seat:
+                member.status = event.status
+            conn.send(Progress(seat=event.seat, progress=event.progress, moves=event.moves,
+                               status=event.status, clock_ms=event.clock_ms))  # type: ignore[arg-type]
+        elif isinstance(event, ev.TakenOver):
+            if member.seat == event.seat and member.epoch < event.epoch:
+                conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
+        elif isinstance(event, ev.Finished) and not member.results_sent:
+            member.results_sent = True
+            member.status = "finished"
+            conn.send_frame(event.frame)
+
+    def _send_progress(
+        self, member: Member, seat: int, progress: int, moves: int, status: str, clock_ms: int
+    ) -> None:
+        if moves <= member.progress_seen.get(seat, -1):
+            return
+        member.progress_seen[seat] = moves
+        member.conn.send(Progress(seat=seat, progress=progress, moves=moves,
+                                  status=status, clock_ms=clock_ms))  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ spectators' diffs
+    def deliver_diff(self, member: Member, diff: Diff) -> None:
+        """Send ``diff`` to a spectator in sequence order: duplicates are dropped, a diff
+        that arrives before its predecessor is held until the gap is filled."""
+        seen = member.diff_seen.get(diff.seat, 0)
+        if diff.seq <= seen:
+            return
+        held = member.held.setdefault(diff.seat, {})
+        if diff.seq > seen + 1:
+            held[diff.seq] = diff
+            return
+        member.conn.send(diff)
+        seen = diff.seq
+        while seen + 1 in held:
+            seen += 1
+            member.conn.send(held.pop(seen))
+        member.diff_seen[diff.seat] = seen
+
+    def schedule_diff(self, member: Member | None, diff: Diff, due_ms: int) -> None:
+        """Deliver ``diff`` at wall time ``due_ms`` (never earlier) to ``member``, or to
+        every spectator present then when ``member`` is None."""
+        loop = asyncio.get_running_loop()
+
+        def fire() -> None:
+            self._spectator_timers.discard(handle_box[0])
+            if self.closed:
+                return
+            remaining = due_ms - self.now_ms()
+            if remaining > 0:
+                handle_box[0] = loop.call_later(remaining / 1000, fire)
+                self._spectator_timers.add(handle_box[0])
+                return
+            targets = [member] if member is not None else [
+                m for m in self.members.values() if not m.is_player
+            ]
+            for target in targets:
+                if target.pending is None and self.members.get(target.conn) is target:
+                    self.deliver_diff(target, diff)
+
+        handle_box = [loop.call_later(max(0, due_ms - self.now_ms()) / 1000, fire)]
+        self._spectator_timers.add(handle_box[0])
+
+    # ------------------------------------------------------------------ boards
+    async def boards_for(self, member: Member) -> list[Board]:
+        """The boards ``member`` may see now: its own (player, racing), every board as of
+        ``now - delay`` (spectator, racing) or every final board (finished). Records the
+        sequences covered so later diffs are not sent twice; schedules the delayed diffs
+        a spectator still has to receive."""
+        phase = self.phase
+        if phase in ("lobby", "countdown"):
+            return []
+        if member.is_player and phase == "running":
+            assert member.game is not None
+            member.diff_seen[member.seat] = member.seq
+            return [views.board(member.seat, member.seq, member.game)]
+        seats = await self.store.get_seats(self.code)
+        cutoff = None
+        if phase == "running" and self.delay_ms:
+            cutoff = self.clock_ms() - self.delay_ms
+        out = []
+        for seat in seats:
+            entries = await self.store.read_log(self.code, seat.seat)
+            rebuilt = views.replay(self.record, self.settings, seat.seat, entries,
+                                   until_clock_ms=cutoff)
+            out.append(views.board(seat.seat, rebuilt.seq, rebuilt.game))
+            member.diff_seen[seat.seat] = rebuilt.seq
+            if cutoff is not None and rebuilt.seq < len(entries):
+                later = views.replay(self.record, self.settings, seat.seat, entries,
+                                     diffs_after=rebuilt.seq)
+                start = self.record.start_ms or 0
+                for diff in later.diffs:
+                    self.schedule_diff(member, diff, start + diff.clock_ms + self.delay_ms)
+        return out
+
+    def send_started(self, member: Member, start_ms: int, seats: list[int]) -> None:
+        """Send ``Started`` with the boards ``member`` may see (players: their own fresh
+        board, set up as the seat's game)."""
+        if member.started_sent:
+            return
+        member.started_sent = True
+        if member.is_player:
+            member.game = views.new_board(self.record, self.settings)
+            member.seq, member.status = 0, "playing"
+            boards = [views.board(member.seat, 0, member.game)]
+        else:
+            fresh = views.new_board(self.record, self.settings)
+            boards = [views.board(seat, 0, fresh) for seat in seats]
+        member.conn.send(Started(start_ms=start_ms, boards=boards))
+
+    async def publish_seats(self) -> None:
+        """Tell every node the seat list changed (read from the store, so it is current)."""
+        seats = await self.store.get_seats(self.code)
+        from protocol import encode
+
+        frame = encode(Seats(seats=[views.seat_info(s) for s in seats]))
+        await self.publish(ev.Broadcast(frame))

@@ -1,0 +1,92 @@
+"""Who may see what (the leak rules), and building what they may see.
+
+The rules, enforced by construction (these functions are the only place boards are
+built for clients, and they only ever use ``Game.view()``, which masks face-down cards):
+
+- A player sees its own board, and of rivals only ``SeatInfo``/``Progress`` (progress,
+  move count, status) until the results.
+- A spectator sees every board, masked, and as of ``now - spectator_delay`` while the race
+  runs (a spectator must not be able to relay a board faster than the delay).
+- Nobody sees any board before the race starts (no pre-planning), and nobody sees the
+  seed or salt before the results; after the results everything is public.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import engine
+from protocol.messages import Board, RoomSettings, SeatInfo
+from protocol.messages import Diff as DiffMsg
+
+from .store.records import LogEntry, RoomRecord, SeatRecord
+
+
+def seat_info(seat: SeatRecord) -> SeatInfo:
+    """What everyone may know of a seat."""
+    return SeatInfo(
+        seat=seat.seat,
+        name=seat.name,
+        bot=seat.bot,
+        ready=seat.ready,
+        connected=seat.connected,
+        status=seat.status,  # type: ignore[arg-type]
+        progress=seat.progress,
+        moves=seat.moves,
+        finish_ms=seat.finish_ms,
+    )
+
+
+def new_board(record: RoomRecord, settings: RoomSettings) -> engine.Game:
+    """The room's deal, before any move (the same for every seat)."""
+    return engine.new_game(settings.variant, seed=record.seed, **settings.options)
+
+
+def board(seat: int, seq: int, game: engine.Game) -> Board:
+    """A masked board message for ``seat`` after ``seq`` moves."""
+    return Board(seat=seat, seq=seq, view=game.view(), hash=game.state_hash())
+
+
+@dataclass
+class Replay:
+    """A board rebuilt from its log: the game after ``seq`` moves and, for the moves
+    after ``diffs_after``, the Diff messages that bring a receiver there."""
+
+    game: engine.Game
+    seq: int
+    diffs: list[DiffMsg]
+
+
+def replay(
+    record: RoomRecord,
+    settings: RoomSettings,
+    seat: int,
+    entries: Iterable[LogEntry],
+    diffs_after: int | None = None,
+    until_clock_ms: int | None = None,
+) -> Replay:
+    """Replay ``entries`` (a seat's log, from move 1) on the deal. Stops before the first
+    entry later than ``until_clock_ms`` (a delayed view). With ``diffs_after``, collects
+    the Diff messages (hash and reveals recomputed) of the moves after that sequence.
+    Logged moves were legal when stored, so a failure here is a server bug: it raises."""
+    game = new_board(record, settings)
+    seq = 0
+    diffs: list[DiffMsg] = []
+    for entry in entries:
+        if until_clock_ms is not None and entry.clock_ms > until_clock_ms:
+            break
+        diff = game.play(entry.move)
+        seq += 1
+        if diffs_after is not None and seq > diffs_after:
+            diffs.append(
+                DiffMsg(
+                    seat=seat,
+                    seq=seq,
+                    move=diff.move,
+                    hash=game.state_hash(),
+                    clock_ms=entry.clock_ms,
+                    revealed=[(p, c) for p, c in diff.revealed],
+                )
+            )
+    return Replay(game, seq, diffs)

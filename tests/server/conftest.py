@@ -1,0 +1,56 @@
+"""Fixtures for the server's end-to-end tests: ``server_factory`` starts real servers
+in-process on 127.0.0.1 (free ports) and stops them after the test.
+
+The store defaults to memory. ``SOLRACE_E2E_STORE=redis`` runs the same suite against a
+private Redis (the ``redis_url`` fixture of tests/conftest.py); a test can also pass
+``store_url=`` to the factory explicitly (e.g. from the shared ``store_url`` fixture).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from server.app import Server
+from server.config import ServerConfig
+
+ServerFactory = Callable[..., Awaitable[Server]]
+
+
+@pytest.fixture
+def e2e_store_url(request: pytest.FixtureRequest) -> str:
+    """The store the e2e servers use: memory unless SOLRACE_E2E_STORE=redis."""
+    if os.environ.get("SOLRACE_E2E_STORE", "memory") == "redis":
+        url: str = request.getfixturevalue("redis_url")
+        return url
+    return ""
+
+
+@pytest.fixture
+async def server_factory(e2e_store_url: str) -> AsyncIterator[ServerFactory]:
+    """``await server_factory(**config)`` → a started ``Server`` (port 0 → a free port).
+    Config keys are ``ServerConfig`` fields; ``store_url`` defaults to ``e2e_store_url``.
+    Several servers with the same Redis URL act as several nodes of one service."""
+    servers: list[Server] = []
+
+    async def start(**overrides: Any) -> Server:
+        overrides.setdefault("store_url", e2e_store_url)
+        overrides.setdefault("port", 0)
+        overrides.setdefault("host", "127.0.0.1")
+        server = Server(ServerConfig(**overrides))
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        await server.stop()
+
+
+@pytest.fixture
+async def server(server_factory: ServerFactory) -> Server:
+    """One server with the default config."""
+    return await server_factory()
