@@ -77,16 +77,17 @@ class TestClient:
         for i, message in enumerate(self.inbox):
             if isinstance(message, kind):
                 return self.inbox.pop(i)  # type: ignore[no-any-return]
+        label = getattr(kind, "__name__", str(kind))
         deadline = time.monotonic() + wait
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"{self.name}: no {kind.__name__}; inbox {self.inbox!r}")
+                raise TimeoutError(f"{self.name}: no {label}; inbox {self.inbox!r}")
             try:
                 message = await self._receive(left)
             except TimeoutError:
                 raise TimeoutError(
-                    f"{self.name}: no {kind.__name__}; inbox {self.inbox!r}"
+                    f"{self.name}: no {label}; inbox {self.inbox!r}"
                 ) from None
             if isinstance(message, kind):
                 return message

@@ -52,5 +52,6 @@ async def server_factory(e2e_store_url: str) -> AsyncIterator[ServerFactory]:
 
 @pytest.fixture
 async def server(server_factory: ServerFactory) -> Server:
-    """One server with the default config."""
-    return await server_factory()
+    """One server with the default config, except a rate limit high enough for test
+    clients that play as fast as they can (tests of the limit set their own)."""
+    return await server_factory(rate_burst=100_000, rate_per_s=100_000.0)
