@@ -12,6 +12,7 @@ index drawn without modulo bias by rejection sampling.
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 
 from .errors import BadSeed
@@ -19,6 +20,7 @@ from .errors import BadSeed
 _MASK = (1 << 64) - 1
 SEED_MAX = _MASK
 COMMIT_PREFIX = b"solrace-commit-v1"
+_SALT = re.compile(r"(?:[0-9a-fA-F]{2})+")  # bytes.fromhex alone would also take spaces
 
 
 def check_seed(seed: object) -> int:
@@ -73,14 +75,17 @@ def new_salt() -> str:
 def commitment(seed: int, salt: str) -> str:
     """SHA-256 over ``b"solrace-commit-v1" + seed as 8 bytes big-endian + salt bytes``,
     as 64 lower-case hex digits. Published before a race; seed and salt revealed after."""
-    try:
-        salt_bytes = bytes.fromhex(salt)
-    except ValueError:
-        raise BadSeed(f"a salt must be hex digits, got {salt!r}") from None
+    if not isinstance(salt, str) or not _SALT.fullmatch(salt):
+        raise BadSeed(f"a salt must be an even number of hex digits (at least 2), got {salt!r}")
+    salt_bytes = bytes.fromhex(salt)
     data = COMMIT_PREFIX + check_seed(seed).to_bytes(8, "big") + salt_bytes
     return hashlib.sha256(data).hexdigest()
 
 
 def verify_commitment(seed: int, salt: str, expected: str) -> bool:
-    """True when ``commitment(seed, salt)`` equals ``expected`` (case-insensitive hex)."""
-    return secrets.compare_digest(commitment(seed, salt), expected.lower())
+    """True when ``commitment(seed, salt)`` equals ``expected`` (case-insensitive hex).
+    Raises ``BadSeed`` for a bad seed or salt, or an ``expected`` that is not a string."""
+    if not isinstance(expected, str):
+        raise BadSeed(f"a commitment must be a string of hex digits, not {type(expected).__name__}")
+    # Compared as bytes: compare_digest refuses str with non-ASCII characters.
+    return secrets.compare_digest(commitment(seed, salt).encode(), expected.lower().encode())
