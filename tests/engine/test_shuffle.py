@@ -232,3 +232,12 @@ def test_below_is_in_range_for_every_n() -> None:
         assert draws <= set(range(n))
         if n <= 20:  # with a fixed seed, 200 draws cover every value of a small range
             assert draws == set(range(n))
+
+
+def test_the_python_in_the_document_gives_the_vectors() -> None:
+    code = re.search(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    assert code is not None
+    namespace: dict[str, Any] = {}
+    exec(code[1], namespace)  # the doc's own listing, run as written
+    for seed, _, deck in SHUFFLE:
+        assert namespace["deck_order"](int(seed)) == deck.split()
