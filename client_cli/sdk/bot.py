@@ -133,9 +133,12 @@ async def play_bot(
             await client.wait_for(lambda r: r.results is not None, results_timeout)
     me = room.me
     board = room.my_board
+    status = me.status if me else "unknown"
+    if room.results is not None:
+        status = next((r.status for r in room.results.ranking if r.seat == room.seat), status)
     return BotOutcome(
         seat=room.seat,
-        status=me.status if me else "unknown",
+        status=status,
         progress=board.progress if board else 0,
         moves=played,
         rejected=refused,

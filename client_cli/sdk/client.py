@@ -121,6 +121,8 @@ class RaceClient:
         # when full the oldest event is dropped (the RoomState is always complete anyway).
         self._events: asyncio.Queue[Any] = asyncio.Queue(maxsize=event_buffer)
         self._resyncing = False
+        self._credits = 1.0
+        self._credit_at = time.monotonic()
 
     # ================================================================== lifecycle
     async def __aenter__(self) -> RaceClient:
@@ -203,9 +205,28 @@ class RaceClient:
             raise self._failure
         if self._ws is None:
             raise ConnectionLost("not connected")
+        await self._pace()
         # On a drop the reader notices and resumes; the caller's wait covers the gap.
         with contextlib.suppress(ConnectionClosed):
             await self._ws.send(encode(message))
+
+    async def _pace(self) -> None:
+        """Stay within the server's announced rate (``Welcome.rate_per_s``): a token
+        bucket of one second's worth of credits, so a fast bot slows down instead of
+        collecting ``rate_limited`` errors."""
+        rate = self.welcome.rate_per_s if self.welcome is not None else 0.0
+        if rate <= 0:
+            return
+        burst = max(1.0, rate)
+        now = time.monotonic()
+        self._credits = min(burst, self._credits + (now - self._credit_at) * rate)
+        self._credit_at = now
+        if self._credits < 1:
+            wait = (1 - self._credits) / rate
+            self._credits = 1.0
+            await asyncio.sleep(wait)  # pacing, not synchronisation
+            self._credit_at = time.monotonic()
+        self._credits -= 1
 
     async def _request(
         self, message: Any, expect: tuple[type, ...], timeout_s: float = 15.0
@@ -285,17 +306,26 @@ class RaceClient:
             if board is None:
                 raise RaceError(Code.NOT_RUNNING, "no board yet: the race has not started")
             seq = board.seq + 1
-            future: asyncio.Future[M.Accepted] = asyncio.get_running_loop().create_future()
-            self._pending = _PendingMove(seq, text, future, time.perf_counter())
-            try:
-                await self._send(M.Move(seq=seq, move=text))
-                return await asyncio.wait_for(future, timeout_s)
-            except TimeoutError:
-                raise RaceError(
-                    "timeout", f"no answer to move {text} in {timeout_s}s", True
-                ) from None
-            finally:
-                self._pending = None
+            for attempt in range(1, 6):
+                try:
+                    return await self._move_once(seq, text, timeout_s)
+                except MoveRejected as exc:
+                    # rate_limited / store_unavailable: nothing was played; same seq again.
+                    if not exc.retryable or attempt == 5:
+                        raise
+                    await asyncio.sleep(0.2 * attempt)
+            raise AssertionError("unreachable")
+
+    async def _move_once(self, seq: int, text: str, timeout_s: float) -> M.Accepted:
+        future: asyncio.Future[M.Accepted] = asyncio.get_running_loop().create_future()
+        self._pending = _PendingMove(seq, text, future, time.perf_counter())
+        try:
+            await self._send(M.Move(seq=seq, move=text))
+            return await asyncio.wait_for(future, timeout_s)
+        except TimeoutError:
+            raise RaceError("timeout", f"no answer to move {text} in {timeout_s}s", True) from None
+        finally:
+            self._pending = None
 
     # ================================================================== waiting
     async def wait_for(
@@ -374,6 +404,17 @@ class RaceClient:
                         seq=msg.seq, hash=msg.hash, clock_ms=msg.clock_ms, revealed=msg.revealed
                     )
                 )
+        if (
+            isinstance(msg, M.Error)
+            and msg.code == Code.RATE_LIMITED
+            and pending is not None
+            and not pending.future.done()
+            and self._reply is None
+        ):
+            # The server refuses an over-rate frame with an Error, not a Rejected.
+            pending.future.set_exception(
+                MoveRejected(pending.move, pending.seq, msg.code, msg.message, pending.seq, True)
+            )
         reply = self._reply
         if reply is not None and not reply[1].done():
             if isinstance(msg, M.Error):
@@ -523,7 +564,11 @@ class RaceClient:
         if pending is None or pending.future.done() or board is None:
             return
         if board.seq >= pending.seq:
-            return  # resolved by the replay (or will be by its Diff)
+            # The server had stored it before the drop: the resumed board includes it.
+            pending.future.set_result(
+                M.Accepted(seq=pending.seq, hash=board.hash, clock_ms=self.room.last_clock_ms)
+            )
+            return
         await self._send(M.Move(seq=pending.seq, move=pending.move))
 
     def _fail(self, error: RaceError) -> None:

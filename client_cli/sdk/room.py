@@ -96,6 +96,9 @@ class RoomState:
             self._sync_clock(msg.server_ms)
         elif isinstance(msg, M.Started):
             self.phase, self.start_ms = "running", msg.start_ms
+            for seat in self.seats.values():
+                if seat.status == "lobby":
+                    seat.status = "playing"
             for board in msg.boards:
                 self._set_board(board)
         elif isinstance(msg, M.Diff):

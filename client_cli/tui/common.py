@@ -1,0 +1,76 @@
+"""What the play and watch screens share: the header line, the results panel and a way
+to read the screen back as plain text (for tests and the captures in docs/CLIENT.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import App
+
+import engine
+from client_cli.sdk import RoomState
+from client_cli.sdk.verify import SeedCheck, check_results
+
+from .render import clock_text, ranking_lines
+
+
+def variant_title(name: str) -> str:
+    """``"brisbane"`` → ``"Brisbane"`` (the engine's title when it knows the variant)."""
+    try:
+        return str(engine.get_variant(name).title)
+    except engine.EngineError:
+        return name or "?"
+
+
+def header_text(room: RoomState, width: int, extra: str = "") -> Text:
+    """The top line: room code, variant, ranking rule, phase and the race clock."""
+    settings = room.settings
+    parts = [Text(" solrace ", style="bold reverse")]
+    if room.code:
+        parts.append(Text(f" {room.code} ", style="bold"))
+    if settings is not None:
+        parts.append(Text(f"{variant_title(settings.variant)} · by {settings.rank_by}"))
+        if settings.time_limit_s:
+            parts.append(Text(f" · limit {settings.time_limit_s}s", style="dim"))
+    phase = room.phase
+    if phase == "countdown":
+        left = max(0, -room.race_clock_ms())
+        parts.append(Text(f"  starts in {left / 1000:.1f}s", style="bold yellow"))
+    elif phase == "running":
+        parts.append(Text(f"  ⏱ {clock_text(room.race_clock_ms())}", style="bold green"))
+    elif phase == "finished":
+        parts.append(Text("  finished", style="bold magenta"))
+    else:
+        parts.append(Text("  lobby", style="dim"))
+    if extra:
+        parts.append(Text(f"  {extra}", style="dim"))
+    line = Text.assemble(*parts)
+    line.truncate(width)
+    return line
+
+
+def results_lines(
+    room: RoomState, committed: str | None, width: int
+) -> tuple[list[Text], SeedCheck | None]:
+    """The final ranking, then the seed check (commitment and log replay)."""
+    results = room.results
+    if results is None:
+        return [Text("waiting for the results…", style="dim")], None
+    lines = [Text(f"Results ({results.reason})", style="bold")]
+    lines += ranking_lines(results.ranking, width)
+    check = check_results(results, committed)
+    lines.append(Text(""))
+    verdict = "✓ seed check passed" if check.ok else "✗ seed check FAILED"
+    lines.append(Text(verdict, style="bold green" if check.ok else "bold red"))
+    for text in check.lines:
+        line = Text("  " + text, style="dim")
+        line.truncate(width)
+        lines.append(line)
+    return lines, check
+
+
+def screen_text(app: App[Any]) -> str:
+    """The screen as plain text, one line per row (what a person sees, without colour)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip).rstrip() for strip in strips)
