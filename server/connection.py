@@ -94,6 +94,9 @@ class Connection:
             self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
             self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
             return
+        hook = self.server.frame_hook
+        if hook is not None:  # tests: see every frame at the moment it is queued
+            hook(self, frame)
         self._queue.append(frame)
         self._wake.set()
 
@@ -110,23 +113,16 @@ class Connection:
         return self._closing is not None or self._stopped
 
     async def _writer(self) -> None:
-        hook = self.server.frame_hook
         try:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._queue:
-                    frame = self._queue.popleft()
-                    if hook is not None:
-                        hook(self, frame)
-                    await self.ws.send(frame)
+                    await self.ws.send(self._queue.popleft())
                     self.server.metrics.frames_out.inc()
                 if self._closing is not None:
                     code, message = self._closing
-                    frame = encode(m.Closing(code=code, message=message))
-                    if hook is not None:
-                        hook(self, frame)
-                    await self.ws.send(frame)
+                    await self.ws.send(encode(m.Closing(code=code, message=message)))
                     await self.ws.close(_WS_CLOSE.get(code, 1000), code.value)
                     return
                 if self._stopped:

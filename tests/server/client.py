@@ -40,7 +40,9 @@ class TestClient:
     async def connect(cls, url: str, name: str = "p", *, hello: bool = True, bot: bool = False,
                       token: str | None = None, seen: int = 0) -> TestClient:
         """Connect and (by default) say hello; with a token this resumes a seat."""
-        ws = await connect(url, max_size=None, compression=None)
+        # max_queue=None: keep reading (and answer the close handshake) even when a test
+        # leaves messages unconsumed.
+        ws = await connect(url, max_size=None, max_queue=None, compression=None)
         client = cls(ws, name)
         if hello:
             await client.send(m.Hello(version=PROTOCOL_VERSION, name=name, bot=bot,

@@ -1,0 +1,313 @@
+"""Bad input: every case gets its documented code, changes nothing, and the server (and,
+where sensible, the connection) stays usable."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgpack
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from protocol import messages as m
+from server import lobby
+from server.app import Server
+from server.store import StoreUnavailable
+from server.store.memory import MemoryStore
+
+from .client import Board, TestClient
+from .conftest import ServerFactory
+
+
+async def _pong(client: TestClient, nonce: int = 7) -> None:
+    await client.send(m.Ping(nonce=nonce))
+    pong = await client.expect(m.Pong)
+    assert pong.nonce == nonce
+
+
+async def _started(server: Server, **settings: object) -> tuple[TestClient, TestClient, str]:
+    one = await TestClient.connect(server.url, "one")
+    two = await TestClient.connect(server.url, "two")
+    joined = await one.create(**{"variant": "brisbane", "countdown_s": 0, **settings})
+    await two.join(joined.code)
+    await one.send(m.Ready())
+    await two.send(m.Ready())
+    await one.expect(m.Started)
+    await two.expect(m.Started)
+    return one, two, joined.code
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (msgpack.packb({"t": "nope"}), "unknown_type"),
+        (msgpack.packb({"x": 1}), "unknown_type"),
+        (msgpack.packb({"t": "M", "s": "one", "m": "1>2"}), "bad_field"),
+        (msgpack.packb({"t": "M", "s": 0, "m": "1>2"}), "bad_field"),
+        (msgpack.packb({"t": "join", "c": "A" * 100}), "bad_field"),
+        (msgpack.packb([1, 2, 3]), "bad_frame"),
+        (b"\xc1\xff not msgpack", "bad_frame"),
+        ("a text frame", "bad_frame"),
+        (msgpack.packb({"t": "ping", "pad": "x" * 5000}), "frame_too_large"),
+    ],
+)
+async def test_malformed_frames(server: Server, frame: bytes | str, code: str) -> None:
+    client = await TestClient.connect(server.url, "c")
+    await client.send_raw(frame)
+    error = await client.expect_error(code)
+    assert not error.fatal and error.message
+    await _pong(client)
+
+
+async def test_frames_beyond_the_websocket_limit_close_the_connection(server: Server) -> None:
+    client = await TestClient.connect(server.url, "c")
+    await client.send_raw(b"\x00" * (server.config.ws_max_size + 1))
+    with pytest.raises(ConnectionClosed) as exc:
+        await client.recv()
+    assert exc.value.rcvd is not None and exc.value.rcvd.code == 1009
+    await _pong(await TestClient.connect(server.url, "next"))  # the server is fine
+
+
+async def test_session_order(server: Server) -> None:
+    client = await TestClient.connect(server.url, "c", hello=False)
+    await client.send(m.Join(code="ABCDEF"))
+    await client.expect_error("hello_first")
+    await client.send(m.Move(seq=1, move="1>2"))
+    await client.expect_error("hello_first")
+    await client.send(m.Hello(version=1, name="c"))
+    await client.expect(m.Welcome)
+    await client.send(m.Hello(version=1, name="c"))
+    await client.expect_error("already_hello")
+    for message, code in [(m.Ready(), "not_in_room"), (m.Resign(), "not_in_room"),
+                          (m.Move(seq=1, move="1>2"), "not_in_room"), (m.Leave(), "not_in_room"),
+                          (m.Join(code="NOROOM"), "no_such_room")]:
+        await client.send(message)
+        await client.expect_error(code)
+    await _pong(client)
+
+
+async def test_version_mismatch_is_fatal(server: Server) -> None:
+    client = await TestClient.connect(server.url, "c", hello=False)
+    await client.send(m.Hello(version=99, name="c"))
+    error = await client.expect_error("version_mismatch")
+    assert error.fatal
+    assert (await client.expect(m.Closing)).code == "version_mismatch"
+    assert await client.closed()
+
+
+@pytest.mark.parametrize(
+    ("settings", "needle"),
+    [
+        ({"variant": "klondike"}, "klondike"),
+        ({"variant": "brisbane", "options": {"empty_pile": "queen"}}, "empty_pile"),
+        ({"variant": "portuguese", "options": {"redeals": 2}}, "redeals"),
+        ({"variant": "fortress", "spectators": False, "spectator_delay_s": 5}, "spectator"),
+    ],
+)
+async def test_bad_settings_carry_the_engines_message(server: Server, settings: dict[str, object],
+                                                      needle: str) -> None:
+    client = await TestClient.connect(server.url, "c")
+    await client.send(m.CreateRoom(settings=m.RoomSettings(**settings)))  # type: ignore[arg-type]
+    error = await client.expect_error("bad_settings")
+    assert needle in error.message
+    assert await server.store.list_rooms() == []
+    await _pong(client)
+
+
+async def test_winnable_deal_needs_the_solver(server: Server) -> None:
+    try:
+        from engine.solver import find_winnable_seed  # type: ignore[attr-defined]  # noqa: F401
+    except ImportError:
+        client = await TestClient.connect(server.url, "c")
+        await client.send(m.CreateRoom(settings=m.RoomSettings(variant="portuguese",
+                                                               deal="winnable")))
+        error = await client.expect_error("bad_settings")
+        assert "not available" in error.message
+    else:
+        client = await TestClient.connect(server.url, "c")
+        joined = await client.create(variant="portuguese", deal="winnable")
+        assert joined.phase == "lobby"
+
+
+async def test_room_rules(server: Server) -> None:
+    one = await TestClient.connect(server.url, "one")
+    joined = await one.create(variant="spanish", max_players=1, spectators=False,
+                              countdown_s=0)
+    other = await TestClient.connect(server.url, "other")
+    await other.send(m.Join(code=joined.code))
+    await other.expect_error("room_full")
+    await other.send(m.Join(code=joined.code, role="spectator"))
+    await other.expect_error("spectators_off")
+    await one.send(m.Join(code=joined.code))
+    await one.expect_error("already_in_room")
+    await one.send(m.HintRequest())
+    await one.expect_error("hints_off")
+    await one.send(m.Move(seq=1, move="1>2"))
+    before = await one.expect(m.Rejected)
+    assert before.code == "not_running" and before.expected == 1
+    await one.send(m.Resign())
+    await one.expect_error("not_running")
+    seats = await server.store.get_seats(joined.code)
+    assert [s.moves for s in seats] == [0]
+
+
+async def test_not_creator_and_closed_rooms(server: Server) -> None:
+    one = await TestClient.connect(server.url, "one")
+    two = await TestClient.connect(server.url, "two")
+    joined = await one.create(variant="spanish", countdown_s=0)
+    await two.join(joined.code)
+    await two.send(m.StartNow())
+    await two.expect_error("not_creator")
+    await one.send(m.StartNow())
+    await one.expect(m.Started)
+    late = await TestClient.connect(server.url, "late")
+    await late.send(m.Join(code=joined.code))
+    await late.expect_error("room_closed")
+    await one.send(m.Ready())
+    await one.expect_error("room_closed")
+    await one.send(m.Resign())
+    await two.send(m.Resign())
+    results = await one.expect(m.Results)
+    await one.send(m.Move(seq=1, move="1>2"))
+    after = await one.expect(m.Rejected)
+    assert after.code == "finished"
+    await one.send(m.Resign())
+    await one.expect_error("finished")
+    await late.send(m.Join(code=joined.code))
+    await late.expect_error("room_closed")
+    watcher = await late.join(joined.code, role="spectator")
+    assert watcher.phase == "finished" and len(watcher.boards) == 2
+    assert await late.expect(m.Results) == results
+
+
+async def test_moves_are_judged_and_sequenced(server: Server) -> None:
+    one, _two, code = await _started(server)
+    for move, rejected in [("9>9", "illegal_move"), ("1>1", "illegal_move"),
+                           ("x", "bad_notation"), ("1:1>2", "bad_notation")]:
+        reply = await one.move(move)
+        assert isinstance(reply, m.Rejected) and reply.code == rejected, reply
+        assert reply.reason and reply.expected == 1
+    reply = await one.move("1>f", seq=5)
+    assert isinstance(reply, m.Rejected) and reply.code == "out_of_order" and reply.expected == 1
+    assert await server.store.read_log(code, 1) == []
+
+
+async def test_a_move_names_no_seat(server: Server) -> None:
+    """The seat comes from the connection (bound at join/resume): there is no seat field
+    in a move, and an extra one is ignored like any unknown key."""
+    one, _two, code = await _started(server)
+    board = Board(one.received(m.Started)[0].boards[0].view)
+    move = board.legal()[0]
+    await one.send_raw(msgpack.packb({"t": "M", "s": 1, "m": move, "p": 2}))
+    ack = await one.expect(m.Accepted)
+    assert ack.seq == 1
+    assert [e.move for e in await server.store.read_log(code, 1)] == [move]
+    assert await server.store.read_log(code, 2) == []
+
+
+async def test_spectators_cannot_play(server: Server) -> None:
+    _one, _two, code = await _started(server)
+    watcher = await TestClient.connect(server.url, "w")
+    await watcher.join(code, role="spectator")
+    reply = await watcher.move("1>f")
+    assert isinstance(reply, m.Rejected) and reply.code == "not_a_player"
+    await watcher.send(m.Ready())
+    await watcher.expect_error("not_a_player")
+
+
+async def test_a_flood_is_rate_limited_and_the_connection_recovers(
+    server_factory: ServerFactory,
+) -> None:
+    server = await server_factory(rate_burst=5, rate_per_s=20.0)
+    client = await TestClient.connect(server.url, "flood")
+    for nonce in range(40):
+        await client.send(m.Ping(nonce=nonce))
+    errors = 0
+    pongs = 0
+    while errors + pongs < 40:
+        message = await client.recv()
+        if isinstance(message, m.Pong):
+            pongs += 1
+        else:
+            assert isinstance(message, m.Error) and message.code == "rate_limited", message
+            assert message.retryable
+            errors += 1
+    assert 4 <= pongs < 20 and errors > 20  # hello took one credit
+    for _ in range(100):  # credits come back with time
+        await client.send(m.Ping(nonce=1000))
+        message = await client.recv()
+        if isinstance(message, m.Pong):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the connection never recovered")
+    assert isinstance(message, m.Pong)
+
+
+async def test_internal_errors_are_reported_not_leaked(server: Server,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(_server: Server) -> m.RoomList:
+        raise RuntimeError("secret internal detail")
+
+    monkeypatch.setattr(lobby, "list_rooms", broken)
+    client = await TestClient.connect(server.url, "c")
+    await client.send(m.ListRooms())
+    error = await client.expect_error("internal")
+    assert "secret" not in error.message and error.retryable
+    await _pong(client)
+
+
+class FlakyStore(MemoryStore):
+    """A memory store whose appends fail while ``down`` is set."""
+
+    down = False
+
+    async def append_move(self, *args: object, **kwargs: object) -> None:
+        if self.down:
+            raise StoreUnavailable("down")
+        await super().append_move(*args, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_store_unavailable_rejects_and_changes_nothing() -> None:
+    from server.config import ServerConfig
+
+    store = FlakyStore()
+    server = Server(ServerConfig(port=0, rate_burst=1000), store=store)
+    await server.start()
+    try:
+        one, _two, code = await _started(server)
+        board = Board(one.received(m.Started)[0].boards[0].view)
+        move = board.legal()[0]
+        store.down = True
+        reply = await one.move(move)
+        assert isinstance(reply, m.Rejected) and reply.code == "store_unavailable"
+        assert reply.retryable and reply.expected == 1
+        store.down = False
+        assert await store.read_log(code, 1) == []
+        again = await one.move(move)  # the same move again: the cached game did not advance
+        assert isinstance(again, m.Accepted) and again.seq == 1
+        board.apply(move, again.revealed, again.hash)
+    finally:
+        await server.stop()
+
+
+async def test_slow_consumers_are_cut_off(server_factory: ServerFactory) -> None:
+    server = await server_factory(outbound_queue=8)
+    client = await TestClient.connect(server.url, "slow")
+    (conn,) = server.connections
+    for _ in range(20):  # more than the queue holds, faster than any writer can drain
+        conn.send(m.Pong(server_ms=0))
+    closing = await client.expect(m.Closing)
+    assert closing.code == "slow_consumer"
+    assert await client.closed()
+    assert len(client.received(m.Pong)) < 20
+
+
+async def test_idle_connections_are_closed(server_factory: ServerFactory) -> None:
+    server = await server_factory(idle_timeout_s=0.2, hello_timeout_s=0.2)
+    quiet = await TestClient.connect(server.url, "quiet")
+    silent = await TestClient.connect(server.url, "silent", hello=False)
+    for client in (quiet, silent):
+        closing = await client.expect(m.Closing)
+        assert closing.code == "idle_timeout"
+        assert await client.closed()

@@ -1,0 +1,126 @@
+"""Hidden information never leaves the server.
+
+Every frame queued for every connection is recorded at that moment together with the
+cards face down *for its receiver* then, taken from the server's true boards: a player's
+own face-down cards; for a spectator (who sees every board) the cards face down on every
+board; for anyone before the start, all 52. No frame before the results may name one of
+those cards, nor contain the seed or the salt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import msgpack
+import pytest
+
+import engine
+from engine import cards as C
+from protocol import messages as m
+from server.app import Server
+from server.connection import Connection
+
+from .client import Board, TestClient, play_moves
+
+ALL = frozenset(C.CODES)
+
+
+def _face_down(game: engine.Game) -> set[str]:
+    return {C.CODES[c] for p, d in zip(game.piles, game.down, strict=True) for c in p[:d]}
+
+
+def hidden_for(conn: Connection) -> frozenset[str] | None:
+    """Cards the receiver must not learn now; None once the race is over (all public)."""
+    room, member = conn.room, conn.member
+    if room is None or member is None:
+        return ALL  # outside a room nothing about any board may be sent
+    if room.phase == "finished":
+        return None
+    if room.phase in ("lobby", "countdown"):
+        return ALL
+    if member.is_player:
+        return frozenset(_face_down(member.game)) if member.game else ALL
+    games = [mb.game for mb in room.members.values() if mb.is_player and mb.game]
+    if not games:
+        return ALL
+    return frozenset(set.intersection(*(_face_down(g) for g in games)))
+
+
+def _walk(obj: Any) -> list[Any]:
+    out = [obj]
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _walk(k) + _walk(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            out += _walk(v)
+    return out
+
+
+def leaks(frame: bytes, hidden: frozenset[str], secrets: tuple[int, str]) -> list[Any]:
+    """The hidden cards (and secrets) a frame contains."""
+    values = _walk(msgpack.unpackb(frame, raw=False, strict_map_key=False))
+    return [v for v in values if (isinstance(v, str) and v in hidden) or
+            (not isinstance(v, bool) and v in secrets)]
+
+
+def test_the_detector_detects() -> None:
+    game = engine.new_game("brisbane", seed=7)
+    hidden = frozenset(_face_down(game))
+    card = sorted(hidden)[0]
+    frame = msgpack.packb({"t": "joined", "bd": [{"w": {"tableau": [{"up": [card]}]}}]})
+    assert leaks(frame, hidden, (7, "ab")) == [card]
+    assert leaks(msgpack.packb({"sd": 7}), hidden, (7, "ab")) == [7]
+    assert leaks(msgpack.packb({"w": game.view()}), hidden, (7, "ab")) == []
+
+
+@pytest.mark.parametrize("delay", [0, 1])
+async def test_no_frame_names_a_card_face_down_for_its_receiver(server: Server,
+                                                               delay: int) -> None:
+    records: list[tuple[str, bytes, frozenset[str] | None]] = []
+
+    def hook(conn: Connection, frame: bytes) -> None:
+        records.append((f"conn{conn.id}", frame, hidden_for(conn)))
+
+    server.frame_hook = hook
+    rng = random.Random(delay)
+    players = [await TestClient.connect(server.url, f"p{i}", bot=i == 2) for i in range(3)]
+    joined = await players[0].create(variant="brisbane", countdown_s=0, max_players=3,
+                                     spectator_delay_s=delay)
+    for p in players[1:]:
+        await p.join(joined.code)
+    watcher = await TestClient.connect(server.url, "watcher")
+    await watcher.join(joined.code, role="spectator")
+    for p in players:
+        await p.send(m.Ready())
+    boards = [Board((await p.expect(m.Started)).boards[0].view) for p in players]
+
+    async def race(i: int) -> None:
+        await play_moves(players[i], boards[i], 15, random.Random(rng.random()).choice)
+
+    await asyncio.gather(*(race(i) for i in range(3)))
+    # A late spectator, and a player who drops and resumes mid-race.
+    late = await TestClient.connect(server.url, "late")
+    await late.join(joined.code, role="spectator")
+    await players[1].close()
+    resumed = await TestClient.connect(server.url, "p1b", token=players[1].token, seen=3)
+    await resumed.expect(m.Joined)
+    resumed.seq = players[1].seq
+    await play_moves(resumed, boards[1], 10, rng.choice)
+    await play_moves(players[0], boards[0], 10, rng.choice)
+    for p in (players[0], resumed, players[2]):
+        await p.send(m.Resign())
+    results = await watcher.expect(m.Results)
+    await late.expect(m.Results)
+    secrets = (results.seed, results.salt)
+    checked = 0
+    for who, frame, hidden in records:
+        if hidden is None:
+            continue
+        assert leaks(frame, hidden, secrets) == [], (who, msgpack.unpackb(frame))
+        checked += 1
+    assert checked > 50
+    # Sanity: the race did reveal cards, so there was something to leak.
+    assert any(msg.revealed for _, msg in players[0].history if isinstance(msg, m.Accepted))
