@@ -13,7 +13,7 @@ import logging
 
 import engine
 from protocol import Code, ProtocolError, encode
-from protocol.messages import Accepted, Hint, Move, Rejected, Results, SeatLog
+from protocol.messages import Accepted, Hint, Move, Ranking, Rejected, Results, SeatLog
 
 from . import events as ev
 from .ranking import rank
@@ -148,11 +148,20 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     try:
         await room.publish(ev.Moved(member.seat, msg.seq, diff.move, state_hash, clock,
                                     revealed, after.progress, status))
+        if after.progress != game.progress or status != "playing":
+            await publish_ranking(room)
     except StoreUnavailable:  # stored and acknowledged; rivals catch up on the next event
         log.warning("room %s: move %s of seat %s not published", room.code, msg.seq, member.seat)
     if status != "playing":
         await maybe_finish(room)
     return ack
+
+
+async def publish_ranking(room: Room) -> None:
+    """Send everyone the live ranking (after a change of progress or status)."""
+    seats = await room.store.get_seats(room.code)
+    ranking = Ranking(ranking=rank(seats, room.settings.rank_by))
+    await room.publish(ev.Broadcast(encode(ranking)))
 
 
 async def resign(room: Room, member: Member) -> None:
@@ -171,6 +180,7 @@ async def resign(room: Room, member: Member) -> None:
     game = member.game
     await room.publish(ev.SeatStatus(member.seat, "resigned", game.progress if game else 0,
                                      member.seq, room.clock_ms()))
+    await publish_ranking(room)
     await maybe_finish(room)
 
 
@@ -183,6 +193,7 @@ async def abandon(room: Room, seat_no: int, epoch: int) -> None:
     await room.store.update_seat(room.code, seat_no, status="resigned")
     await room.publish(ev.SeatStatus(seat_no, "resigned", seat.progress, seat.moves,
                                      room.clock_ms()))
+    await publish_ranking(room)
     await maybe_finish(room)
 
 
