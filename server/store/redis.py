@@ -8,6 +8,8 @@ lives in one slot and every multi-key script is legal):
 - ``solrace:{CODE}:log:N``   list: seat N's accepted moves (MessagePack LogEntry each)
 - ``solrace:{CODE}:results`` string: the encoded results message
 - ``solrace:{CODE}:events``  pub/sub channel (sharded pub/sub on Cluster)
+- ``solrace:{CODE}:evseq``, ``solrace:{CODE}:evlog``  event counter and capped history
+  (see ``redis_bus``: subscribers that reconnect catch up, nothing is lost)
 - ``solrace:rooms:open``     sorted set of room codes not finished (score: created_ms);
   one key, touched only by single-key commands, so it is fine on Cluster too.
 
@@ -41,7 +43,7 @@ from protocol.limits import MAX_SEATS
 from . import redis_scripts as lua
 from .base import EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
 from .records import LogEntry, RoomRecord, SeatRecord
-from .redis_bus import Listener, call_handler
+from .redis_bus import HISTORY_LEN, Listener, Numbered, call_handler, split_message
 
 log = logging.getLogger("solrace.store.redis")
 
@@ -71,6 +73,8 @@ class _Keys:
         self.seats = prefix + "seats"
         self.results = prefix + "results"
         self.events = prefix + "events"
+        self.event_counter = prefix + "evseq"
+        self.event_history = prefix + "evlog"
         self.prefix = prefix
 
     def log(self, seat: int) -> str:
@@ -111,7 +115,7 @@ class RedisStore:
             name: client.register_script(getattr(lua, name))
             for name in (
                 "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
-                "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM",
+                "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY",
             )
         }
         self._handlers: dict[str, list[EventHandler]] = defaultdict(list)
@@ -217,7 +221,7 @@ class RedisStore:
     async def expire_room(self, code: str, ttl_s: int) -> None:
         """EXPIRE every key of the room (logs created later inherit the TTL) and unlist it."""
         keys = _Keys(code)
-        all_keys = [keys.room, keys.seats, keys.results]
+        all_keys = [keys.room, keys.seats, keys.results, keys.event_counter, keys.event_history]
         all_keys += [keys.log(n) for n in range(1, MAX_SEATS + 1)]
         await self._script("EXPIRE_ROOM", all_keys, [int(ttl_s)])
         await self._run("unlist room", self._client.zrem(OPEN_ROOMS_KEY, code))
@@ -311,12 +315,24 @@ class RedisStore:
     # ------------------------------------------------------------------ events
 
     async def publish(self, code: str, event: bytes) -> None:
-        """PUBLISH (SPUBLISH on Cluster) to the room's channel."""
-        channel = _Keys(code).events
-        if self._cluster:
-            await self._run("publish", self._client.spublish(channel, event))
-        else:
-            await self._run("publish", self._client.publish(channel, event))
+        """Number the event, keep it in the room's history, and PUBLISH it (SPUBLISH on
+        Cluster) — one script. A retried publish may deliver the event twice."""
+        keys = _Keys(code)
+        args = [event, keys.events, "1" if self._cluster else "0", HISTORY_LEN]
+        args.append(secrets.token_hex(4))
+        await self._script("PUBLISH", [keys.event_counter, keys.event_history, keys.room], args)
+
+    async def _event_history(self, channel: str) -> tuple[bytes, int, list[Numbered]]:
+        prefix = channel.removesuffix("events")
+        keys = [prefix + "evseq", prefix + "evlog"]
+        numbering, counter, raw = await self._script("HISTORY", keys, [])
+        history = []
+        for item in raw:
+            try:
+                history.append(split_message(item))
+            except ValueError:
+                log.error("malformed event in %s skipped", keys[1])
+        return bytes(numbering), int(counter), history
 
     async def subscribe(self, code: str, handler: EventHandler) -> None:
         """Register ``handler``; the first handler of a room subscribes this process to
@@ -355,7 +371,9 @@ class RedisStore:
         if not self._cluster:
             name = "main"
             if name not in self._listeners:
-                self._listeners[name] = Listener(self._client, False, self._dispatch, name)
+                self._listeners[name] = Listener(
+                    self._client, False, self._dispatch, self._event_history, name
+                )
             return self._listeners[name]
         await self._run("discover cluster", self._client.initialize())
         node = self._client.get_node_from_key(channel)
@@ -365,7 +383,9 @@ class RedisStore:
                 socket_connect_timeout=SOCKET_TIMEOUT_S, retry=Retry(NoBackoff(), 1),
             )
             self._node_clients.append(client)
-            self._listeners[node.name] = Listener(client, True, self._dispatch, node.name)
+            self._listeners[node.name] = Listener(
+                client, True, self._dispatch, self._event_history, node.name
+            )
         return self._listeners[node.name]
 
     # ------------------------------------------------------------------ life cycle

@@ -1,15 +1,19 @@
-"""Per-room events over Redis pub/sub, for ``RedisStore``.
+"""Per-room events over Redis, for ``RedisStore``: pub/sub for speed, a short numbered
+history per room so that nothing is lost when a subscriber reconnects.
 
-One subscriber connection per process (on Redis Cluster: one per master that owns a room
-this process listens to, with sharded pub/sub: ``SSUBSCRIBE``/``SPUBLISH``, so an event
-only travels to the shard that owns the room). Events are fanned out locally to every
-handler registered for the room.
+Publishing (one Lua script) numbers the room's event (``INCR``), appends ``N:event`` to
+the room's capped history list and publishes it (``SPUBLISH`` on Redis Cluster: sharded
+pub/sub, so an event travels only within the shard that owns the room).
 
-Delivery is Redis pub/sub's: at most once, in publish order per room. A subscription is
-confirmed by Redis before ``subscribe`` returns, so an event published after that is
-delivered unless the connection drops. When it drops, the listener reconnects with a
-short backoff and subscribes to every room again; events published meanwhile are lost,
-so consumers must treat events as hints and read the store (logs, seats) to catch up.
+Each process has one subscriber connection (on Cluster: one per master owning a room it
+listens to). Events are fanned out locally to every handler of the room, in order,
+each exactly once: the listener remembers the last number it delivered per room; a gap
+(a message it never got) or a reconnect makes it read the history and deliver what it
+missed before going on. Only a gap longer than the history (``HISTORY_LEN`` events) or
+data lost by Redis itself can lose events; both are logged.
+
+``subscribe`` returns once Redis confirmed the subscription; every event published after
+the subscriber read the room's counter (just before subscribing) is delivered.
 """
 
 from __future__ import annotations
@@ -24,29 +28,42 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from .base import EventHandler, StoreUnavailable
+from .base import EventHandler, StoreError, StoreUnavailable
 
 log = logging.getLogger("solrace.store.redis")
 
 Dispatch = Callable[[str, bytes], Awaitable[None]]
+Numbered = tuple[bytes, int, bytes]  # (numbering, number, event)
+# (channel) -> (numbering, the room's event counter, its history)
+History = Callable[[str], Awaitable[tuple[bytes, int, list[Numbered]]]]
 
-# How long ``subscribe`` waits for Redis to confirm a new subscription.
-CONFIRM_TIMEOUT_S = 2.0
-# Reconnect backoff bounds (seconds); short so that a Redis restart heals quickly.
-BACKOFF_MIN_S = 0.05
-BACKOFF_MAX_S = 1.0
+HISTORY_LEN = 512  # events kept per room for subscribers that catch up
+CONFIRM_TIMEOUT_S = 2.0  # how long ``subscribe`` waits for Redis to confirm
+BACKOFF_MIN_S = 0.05  # reconnect backoff bounds: short, so a Redis restart heals fast
+BACKOFF_MAX_S = 0.5
+
+
+def split_message(message: bytes) -> Numbered:
+    """``b"E:N:event"`` → ``(E, N, event)``: E names the room's numbering (it changes
+    only if Redis lost the room's events), N is the event's number in it."""
+    numbering, number, event = message.split(b":", 2)
+    return numbering, int(number), event
 
 
 class Listener:
     """One subscriber connection and the channels it should be subscribed to. A
-    background task keeps it connected and subscribed, and passes messages on."""
+    background task keeps it connected and subscribed, and delivers events in order."""
 
-    def __init__(self, client: Redis, sharded: bool, dispatch: Dispatch, name: str) -> None:
+    def __init__(
+        self, client: Redis, sharded: bool, dispatch: Dispatch, history: History, name: str
+    ) -> None:
         self._client = client
         self._sharded = sharded
         self._dispatch = dispatch
+        self._history = history
         self.name = name
-        self._channels: set[str] = set()
+        # channel -> (numbering, last event number delivered)
+        self._last: dict[str, tuple[bytes, int]] = {}
         self._waiters: dict[str, asyncio.Future[None]] = {}
         self._pubsub: Any = None  # the live PubSub, or None while (re)connecting
         self._lock = asyncio.Lock()  # serialises (un)subscribe commands and (re)connects
@@ -60,12 +77,11 @@ class Listener:
 
     async def add(self, channel: str) -> None:
         """Subscribe to ``channel`` and wait until Redis confirms it; StoreUnavailable if
-        it cannot be confirmed in time (the channel is then dropped again)."""
-        self._channels.add(channel)
-        waiter = self._waiters.get(channel)
-        if waiter is None or waiter.done():
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters[channel] = waiter
+        it cannot (then nothing changed)."""
+        numbering, counter, _ = await self._history(channel)
+        self._last[channel] = (numbering, counter)
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters[channel] = waiter
         self._wake.set()
         async with self._lock:
             if self._pubsub is not None:
@@ -83,7 +99,7 @@ class Listener:
 
     async def remove(self, channel: str) -> None:
         """Stop listening to ``channel`` (best effort on the wire: a reconnect forgets it)."""
-        self._channels.discard(channel)
+        self._last.pop(channel, None)
         waiter = self._waiters.pop(channel, None)
         if waiter is not None and not waiter.done():
             waiter.cancel()
@@ -111,14 +127,14 @@ class Listener:
     async def _run(self) -> None:
         backoff = BACKOFF_MIN_S
         while True:
-            if not self._channels:
+            if not self._last:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
             pubsub = self._client.pubsub()
             try:
                 async with self._lock:
-                    await self._subscribe(pubsub, sorted(self._channels))
+                    await self._subscribe(pubsub, sorted(self._last))
                     self._pubsub = pubsub
                 if backoff > BACKOFF_MIN_S:
                     log.info("redis subscriber %s reconnected", self.name)
@@ -127,7 +143,7 @@ class Listener:
                     message = await pubsub.get_message(timeout=1.0)
                     if message is not None:
                         await self._handle(message)
-            except (RedisError, OSError) as exc:
+            except (RedisError, OSError, StoreError, ValueError) as exc:
                 log.warning("redis subscriber %s lost its connection: %s", self.name, exc)
                 # whoever waits for a confirmation hears now, not at the timeout
                 for channel, waiter in list(self._waiters.items()):
@@ -147,11 +163,49 @@ class Listener:
         channel = message["channel"]
         channel = channel.decode() if isinstance(channel, bytes) else channel
         if kind in ("message", "smessage"):
-            await self._dispatch(channel, message["data"])
+            try:
+                numbering, number, event = split_message(message["data"])
+            except ValueError:
+                log.error("malformed event on %s dropped", channel)
+                return
+            state = self._last.get(channel)
+            if state is None:
+                return  # not (or no longer) subscribed
+            if numbering != state[0] or number > state[1] + 1:
+                await self._catch_up(channel)  # a gap: deliver what was missed first
+            elif number == state[1] + 1:
+                self._last[channel] = (numbering, number)
+                await self._dispatch(channel, event)
+            # else: already delivered by a catch-up
         elif kind in ("subscribe", "ssubscribe"):
-            waiter = self._waiters.get(channel)
+            # (re)subscribed: events published while we were not listening are in the
+            # history; deliver them before anything newer
+            await self._catch_up(channel)
+            waiter = self._waiters.pop(channel, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
+
+    async def _catch_up(self, channel: str) -> None:
+        state = self._last.get(channel)
+        if state is None:
+            return
+        numbering, counter, history = await self._history(channel)
+        known, last = state
+        if numbering != known:  # a new numbering (first event, or Redis lost the room's)
+            if known:
+                log.warning("events of %s were lost by redis (new numbering)", channel)
+            last = 0
+        elif counter < last:
+            log.warning("events of %s were lost by redis (counter %d < %d)", channel, counter, last)
+        self._last[channel] = (numbering, last)
+        if history and history[0][1] > last + 1 and known == numbering:
+            lost = history[0][1] - last - 1
+            log.warning("%d events of %s fell out of the history", lost, channel)
+        for entry_numbering, number, event in history:
+            if entry_numbering == numbering and number > last and channel in self._last:
+                last = number
+                self._last[channel] = (numbering, number)
+                await self._dispatch(channel, event)
 
 
 async def call_handler(handler: EventHandler, event: bytes) -> None:

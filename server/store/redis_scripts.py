@@ -116,3 +116,35 @@ EXPIRE_ROOM = """
 for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ARGV[1]) end
 return 1
 """
+
+# KEYS: event counter (hash: n, e), event history list, room. ARGV: event, channel,
+# sharded (1/0), history length, a fresh random token. Numbers the event, keeps it in the
+# room's capped history (so a subscriber that missed it — reconnecting — catches up) and
+# publishes "E:N:event". E names the numbering: it is set with event 1, so if Redis loses
+# the room's events (a restart without persistence) the new numbering has a new E.
+PUBLISH = """
+local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+if n == 1 then
+  redis.call('HSET', KEYS[1], 'e', ARGV[5])
+  local ttl = redis.call('PTTL', KEYS[3])
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+    redis.call('PEXPIRE', KEYS[2], ttl)
+  end
+end
+local message = redis.call('HGET', KEYS[1], 'e') .. ':' .. n .. ':' .. ARGV[1]
+redis.call('RPUSH', KEYS[2], message)
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
+if ARGV[3] == '1' then
+  redis.call('SPUBLISH', ARGV[2], message)
+else
+  redis.call('PUBLISH', ARGV[2], message)
+end
+return n
+"""
+
+# KEYS: event counter, event history list. Returns {E, N, history} in one step.
+HISTORY = """
+local state = redis.call('HMGET', KEYS[1], 'e', 'n')
+return {state[1] or '', tonumber(state[2] or '0'), redis.call('LRANGE', KEYS[2], 0, -1)}
+"""

@@ -180,3 +180,55 @@ def test_from_url_options() -> None:
     assert kwargs["socket_timeout"] == 0.25 and kwargs["socket_connect_timeout"] == 1.0
     clustered = RedisStore.from_url("redis://127.0.0.1:1/0?cluster=1")
     assert clustered._cluster and isinstance(clustered._client, RedisCluster)
+
+
+async def test_a_missed_event_is_caught_up_in_order(
+    redis_url: str, shared_redis: RedisProcess
+) -> None:
+    node_a, node_b = RedisStore.from_url(redis_url), RedisStore.from_url(redis_url)
+    got: asyncio.Queue[bytes] = asyncio.Queue()
+    try:
+        code = await room_with_seats(node_a)
+        await node_a.subscribe(code, got.put_nowait)
+        await node_b.publish(code, b"one")
+        # an event that reached the history but whose message never arrived (as when a
+        # subscriber's connection drops for a moment)
+        keys = _Keys(code)
+        shared_redis.command("HINCRBY", keys.event_counter, "n", "1")
+        numbering = shared_redis.command("HGET", keys.event_counter, "e").split(b"\r\n")[1]
+        shared_redis.command("RPUSH", keys.event_history, numbering.decode() + ":2:two")
+        await node_b.publish(code, b"three")
+        received = [await asyncio.wait_for(got.get(), 5) for _ in range(3)]
+        assert received == [b"one", b"two", b"three"]
+        await node_b.publish(code, b"four")
+        assert await asyncio.wait_for(got.get(), 5) == b"four"
+        assert got.empty(), "nothing twice"
+    finally:
+        await node_a.close()
+        await node_b.close()
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+async def test_events_published_while_a_subscriber_reconnects_arrive(
+    redis_server: Callable[..., RedisProcess], persistent: bool
+) -> None:
+    extra = ("--appendonly", "yes", "--appendfsync", "always") if persistent else ()
+    server = redis_server(*extra)
+    node_a, node_b = RedisStore.from_url(server.url), RedisStore.from_url(server.url)
+    got: asyncio.Queue[bytes] = asyncio.Queue()
+    try:
+        code = new_code()
+        await node_a.subscribe(code, got.put_nowait)
+        await node_b.publish(code, b"before")
+        assert await asyncio.wait_for(got.get(), 5) == b"before"
+        server.restart()  # SIGKILL, then the same port again
+        # published as soon as Redis is back, before node_a's subscriber has reconnected
+        events = [f"after{i}".encode() for i in range(5)]
+        for event in events:
+            await node_b.publish(code, event)
+        received = [await asyncio.wait_for(got.get(), 5) for _ in events]
+        assert received == events
+        assert got.empty()
+    finally:
+        await node_a.close()
+        await node_b.close()
