@@ -57,3 +57,6 @@ class ServerConfig:
     shutdown_grace_s: float = 5.0  # time for writers to flush before connections are cut
 
     clock: Callable[[], int] = field(default=wall_ms)  # wall clock, Unix ms (injectable)
+    # Where room seeds come from. None: ``secrets.randbits(64)``. Tests and reproducible
+    # demos inject a fixed source; a public server must never (seeds must be unguessable).
+    seed_source: Callable[[], int] | None = None

@@ -63,7 +63,8 @@ async def _choose_seed(
     server: Server, settings: RoomSettings
 ) -> tuple[int, bool | None, int | None]:
     """A secret 64-bit seed; for ``deal=winnable`` one the solver proved winnable."""
-    seed = secrets.randbits(64)
+    source = server.config.seed_source
+    seed = source() if source is not None else secrets.randbits(64)
     if settings.deal != "winnable":
         return seed, None, None
     try:
