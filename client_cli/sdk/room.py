@@ -109,9 +109,9 @@ class RoomState:
         elif isinstance(msg, M.Snapshot):
             self._set_board(msg.board)
         elif isinstance(msg, M.Progress):
-            seat = self.seats.get(msg.seat)
-            if seat is not None:
-                seat.progress, seat.moves, seat.status = msg.progress, msg.moves, msg.status
+            info = self.seats.get(msg.seat)
+            if info is not None:
+                info.progress, info.moves, info.status = msg.progress, msg.moves, msg.status
             self._clock(msg.clock_ms)
         elif isinstance(msg, M.Ranking):
             self.ranking = list(msg.ranking)

@@ -178,7 +178,9 @@ class PlayApp(App[int]):
         else:
             lines = self._lobby_lines()
             keys = KEYS_LOBBY
-        self.query_one("#board", Static).update(join_lines(lines))
+        text = join_lines(lines)
+        text.no_wrap, text.overflow = True, "ellipsis"
+        self.query_one("#board", Static).update(text)
         side = [Text("Race", style="bold underline")]
         side += seats_panel(list(room.seats.values()), room.ranking, room.seat, SIDE_WIDTH)
         if room.commitment:

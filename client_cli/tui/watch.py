@@ -1,0 +1,214 @@
+"""``solrace watch``: every board of a race, live and masked, with the ranking (Textual).
+
+Boards are drawn two abreast (39 cells each); with more than two the area scrolls
+(arrows, PgUp/PgDn). The demo uses this screen with its bots running beside it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from client_cli.sdk import Disconnected, RaceClient, RaceError, Reconnected, RoomState
+from client_cli.sdk.verify import SeedCheck
+from protocol import messages as M
+
+from .common import header_text, results_lines
+from .render import STATUS_MARK, board_lines, seat_line
+
+COLUMN = 39  # two boards side by side in 80 cells, one cell between
+CSS = """
+Screen { layout: vertical; }
+#header { height: 1; }
+#seats { height: auto; max-height: 5; padding: 0 1; }
+#scroll { height: 1fr; }
+#boards { padding: 0 0 0 1; }
+#msg { height: 1; padding: 0 1; }
+#keys { height: 1; color: $text-muted; padding: 0 1; }
+"""
+
+
+def board_block(room: RoomState, seat_no: int, width: int, symbols: bool = True) -> list[Text]:
+    """One board with a title line (status, name, cards, moves), ``width`` cells wide."""
+    seat = room.seats.get(seat_no)
+    board = room.boards[seat_no]
+    name = seat.name + ("*" if seat.bot else "") if seat else f"seat {seat_no}"
+    status = seat.status if seat else "playing"
+    title = Text(f"{STATUS_MARK.get(status, '?')} {name}", style="bold")
+    title.append(f"  {board.progress}/52 · {board.seq} mv", style="dim")
+    if board.desynced:
+        title.append("  resyncing…", style="yellow")
+    title.truncate(width)
+    return [title, *board_lines(board.view, width, symbols=symbols)]
+
+
+def side_by_side(blocks: list[list[Text]], width: int) -> list[Text]:
+    """Blocks two abreast: each line of the left block padded to ``width`` + 1 cells."""
+    lines: list[Text] = []
+    for i in range(0, len(blocks), 2):
+        left = blocks[i]
+        right = blocks[i + 1] if i + 1 < len(blocks) else []
+        for row in range(max(len(left), len(right))):
+            line = left[row].copy() if row < len(left) else Text("")
+            line.truncate(width, pad=True)
+            line.append(" ")
+            if row < len(right):
+                line.append_text(right[row])
+            lines.append(line)
+        lines.append(Text(""))
+    return lines
+
+
+class WatchApp(App[int]):
+    """The spectator screen for room ``code``. ``background`` (optional) is a coroutine
+    run alongside (the demo's bots); ``exit_after_results_s`` closes the app that long
+    after the results (None: stay until q)."""
+
+    CSS = CSS
+    TITLE = "solrace watch"
+    AUTO_FOCUS = "#scroll"
+
+    def __init__(
+        self,
+        url: str,
+        code: str,
+        *,
+        client: RaceClient | None = None,
+        background: Callable[[], Awaitable[Any]] | None = None,
+        exit_after_results_s: float | None = None,
+        symbols: bool = True,
+    ) -> None:
+        super().__init__()
+        self.url, self.code = url, code
+        self.client = client or RaceClient(url, "spectator", on_event=self._on_event)
+        if client is not None:
+            client.on_event = self._on_event
+        self.background = background
+        self.exit_after_results_s = exit_after_results_s
+        self.symbols = symbols
+        self.committed: str | None = None
+        self.check: SeedCheck | None = None
+        self.message = Text("connecting…", style="dim")
+        self.exit_code = 1
+        self._mounted = False
+        self._close_at: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="header")
+        yield Static(id="seats")
+        with VerticalScroll(id="scroll"):
+            yield Static(id="boards")
+        yield Static(id="msg")
+        yield Static(Text("↑↓ PgUp PgDn scroll · q quit"), id="keys")
+
+    async def on_mount(self) -> None:
+        self._mounted = True
+        self.set_interval(0.2, self._tick)
+        self.run_worker(self._session(), name="session", exit_on_error=False)
+        if self.background is not None:
+            self.run_worker(self.background(), name="background", exit_on_error=False)
+        self.redraw()
+
+    async def _session(self) -> None:
+        client = self.client
+        try:
+            if client.welcome is None:
+                await client.connect()
+            if client.room.code != self.code:
+                await client.join(self.code, "spectator")
+        except RaceError as exc:
+            self.say(f"✗ {exc.message} ({exc.code})", "bold red")
+            return
+        self.committed = client.room.commitment
+        self.say(f"watching room {self.code}", "green")
+        self.redraw()
+        async for _ in client.events():
+            pass  # on_event redraws
+
+    def _on_event(self, event: Any) -> None:
+        if isinstance(event, M.Results):
+            self.exit_code = 0
+            if self.exit_after_results_s is not None:
+                self._close_at = time.monotonic() + self.exit_after_results_s
+                self.say(
+                    f"the race is over — closing in {self.exit_after_results_s:g} s (q closes now)",
+                    "bold magenta",
+                )
+            else:
+                self.say("the race is over — q quits", "bold magenta")
+        elif isinstance(event, Disconnected):
+            self.say(f"connection lost ({event.reason}); reconnecting…", "bold yellow")
+        elif isinstance(event, Reconnected):
+            self.say("reconnected", "green")
+        elif isinstance(event, M.Error):
+            self.say(f"✗ {event.message} ({event.code})", "bold red")
+        self.redraw()
+
+    def say(self, text: str, style: str = "") -> None:
+        """Show one line in the message bar."""
+        self.message = Text(text, style=style)
+        if self._mounted:
+            self.query_one("#msg", Static).update(self.message)
+
+    def _tick(self) -> None:
+        if self._close_at is not None and time.monotonic() >= self._close_at:
+            self.exit(self.exit_code)
+            return
+        room = self.client.room
+        if room.phase in ("countdown", "running"):
+            self.query_one("#header", Static).update(header_text(room, self.size.width))
+
+    def redraw(self) -> None:
+        """Redraw from the client's room state."""
+        if not self._mounted:
+            return
+        room = self.client.room
+        width = self.size.width
+        self.query_one("#header", Static).update(header_text(room, width, "spectating"))
+        order = {r.seat: r.rank for r in room.ranking}
+        seats = sorted(
+            room.seats.values(), key=lambda s: (order.get(s.seat, 99), -s.progress, s.seat)
+        )
+        seat_texts = [seat_line(s, COLUMN - 1) for s in seats]
+        self.query_one("#seats", Static).update(
+            Text("\n").join(side_by_side_lines(seat_texts, COLUMN))
+        )
+        lines: list[Text] = []
+        if room.results is not None:
+            result, self.check = results_lines(room, self.committed, width - 2)
+            lines += [*result, Text("")]
+        blocks = [board_block(room, n, COLUMN - 1, self.symbols) for n in sorted(room.boards)]
+        if blocks:
+            lines += side_by_side(blocks, COLUMN)
+        elif room.results is None:
+            lines.append(Text("the boards appear when the race starts", style="dim"))
+        text = Text("\n").join(lines)
+        text.no_wrap, text.overflow = True, "ellipsis"
+        self.query_one("#boards", Static).update(text)
+        self.query_one("#msg", Static).update(self.message)
+
+    async def on_key(self, event: Any) -> None:
+        if event.character == "q":
+            self.exit(self.exit_code)
+
+    async def on_unmount(self) -> None:
+        await self.client.close()
+        await asyncio.sleep(0)
+
+
+def side_by_side_lines(lines: list[Text], width: int) -> list[Text]:
+    """Single lines two abreast (the seats list)."""
+    out = []
+    for i in range(0, len(lines), 2):
+        line = lines[i].copy()
+        if i + 1 < len(lines):
+            line.truncate(width, pad=True)
+            line.append_text(lines[i + 1])
+        out.append(line)
+    return out
