@@ -25,6 +25,7 @@ from protocol.messages import Board, Countdown, Diff, Progress, RoomSettings, Se
 
 from . import events as ev
 from . import views
+from .store.base import StoreUnavailable
 from .store.records import RoomRecord
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ class Member:
     diff_seen: dict[int, int] = field(default_factory=dict)  # seat -> last Diff seq sent
     progress_seen: dict[int, int] = field(default_factory=dict)  # seat -> last Progress moves
     held: dict[int, dict[int, Diff]] = field(default_factory=dict)  # out-of-order diffs
+    filling: set[int] = field(default_factory=set)  # seats whose diff gap is being filled
 
     @property
     def is_player(self) -> bool:
@@ -306,6 +308,9 @@ class Room:
         held = member.held.setdefault(diff.seat, {})
         if diff.seq > seen + 1:
             held[diff.seq] = diff
+            if diff.seat not in member.filling:
+                member.filling.add(diff.seat)
+                self.spawn(self._fill_gap(member, diff.seat, diff.seq))
             return
         member.conn.send(diff)
         seen = diff.seq
@@ -313,6 +318,23 @@ class Room:
             seen += 1
             member.conn.send(held.pop(seen))
         member.diff_seen[diff.seat] = seen
+
+    async def _fill_gap(self, member: Member, seat: int, upto: int) -> None:
+        """Multi-node: a move's event can be lost for good (its node crashed between
+        storing the move and publishing it, or the store was briefly unreachable), so a
+        gap in a spectator's diffs is filled from the seat's log (which has every stored
+        move), up to the diff that revealed it (never past what is due: the delay)."""
+        try:
+            entries = await self.store.read_log(self.code, seat)
+        except StoreUnavailable:
+            return  # the next out-of-order diff tries again
+        finally:
+            member.filling.discard(seat)
+        seen = member.diff_seen.get(seat, 0)
+        rebuilt = views.replay(self.record, self.settings, seat, entries[:upto], diffs_after=seen)
+        for diff in rebuilt.diffs:
+            if self.members.get(member.conn) is member:
+                self.deliver_diff(member, diff)
 
     def schedule_diff(self, member: Member | None, diff: Diff, due_ms: int) -> None:
         """Deliver ``diff`` at wall time ``due_ms`` (never earlier) to ``member``, or to
