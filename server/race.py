@@ -110,11 +110,11 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     except engine.BadNotation as exc:
         return reject(Code.BAD_NOTATION, str(exc))
     game = member.game
-    reason = game.why_illegal(mv)
-    if reason is not None:
-        return reject(Code.ILLEGAL_MOVE, reason)
     after = game.copy()  # the cached game only advances once the store has the move
-    diff = after.play(mv)
+    try:
+        diff = after.play(mv)
+    except engine.IllegalMove as exc:
+        return reject(Code.ILLEGAL_MOVE, str(exc))
     status = "won" if after.won else "stuck" if after.stuck else "playing"
     progress_ms = clock if after.progress != game.progress else member.progress_ms
     fields: dict[str, object] = {

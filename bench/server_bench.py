@@ -1,0 +1,240 @@
+"""Server benchmark: move→ack latency (p50/p99) and moves/s of one server process, against
+a bare websockets echo server measured in the same run (same client, same frame sizes,
+same loopback), so the figures say what the game logic costs on top of the transport.
+
+    .venv/bin/python bench/server_bench.py [--moves 3000] [--clients 16] [--seconds 3]
+
+Each server runs in its own process (uvloop when installed); the load generator is this
+process. A player alternates a pair of moves that undo each other (found on a fixed
+Spanish deal), so every move is legal, judged by the engine, appended to the store
+(memory) and acknowledged, for as long as the run lasts. Phases, for each server:
+
+1. latency: one client, one move in flight, ``--moves`` moves; p50/p99 of send→ack.
+2. throughput: ``--clients`` clients (one room each), each keeping ``--window`` moves
+   in flight (pipelined: a move's sequence number lets it be sent before the previous
+   ack), for ``--seconds``; total acks per second. The load generator is one Python
+   process, so on a small machine it, not the server, may be the limit: the echo row
+   shows that ceiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import engine
+from protocol import PROTOCOL_VERSION, decode_server, encode
+from protocol import messages as m
+
+VARIANT = "spanish"
+SEED = 1
+
+
+def find_cycle(variant: str, seed: int) -> tuple[str, str]:
+    """Two moves that undo each other on the fresh deal."""
+    game = engine.new_game(variant, seed=seed)
+    for mv in game.legal_moves():
+        text = str(mv)
+        if text.count(">") != 1 or text.endswith(">f") or text.startswith("f") or ":" in text:
+            continue
+        src, dst = text.split(">")
+        after = game.copy()
+        after.play(text)
+        back = f"{dst}>{src}"
+        try:
+            after.play(back)
+        except engine.EngineError:
+            continue
+        if after.state_hash() == game.state_hash():
+            return text, back
+    raise SystemExit(f"no reversible move pair on {variant} seed {seed}")
+
+
+# --------------------------------------------------------------------------- servers
+async def _run_solrace() -> None:
+    from server.app import Server
+    from server.config import ServerConfig
+
+    config = ServerConfig(port=0, rate_burst=1_000_000, rate_per_s=1_000_000.0,
+                          seed_source=lambda: SEED, outbound_queue=100_000)
+    server = Server(config)
+    await server.start()
+    print(f"listening {server.port}", flush=True)
+    await asyncio.Event().wait()
+
+
+async def _run_echo() -> None:
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def echo(ws: ServerConnection) -> None:
+        async for message in ws:
+            await ws.send(message)
+
+    async with serve(echo, "127.0.0.1", 0, compression=None) as server:
+        print(f"listening {server.sockets[0].getsockname()[1]}", flush=True)
+        await asyncio.Event().wait()
+
+
+def _serve(role: str) -> None:
+    coro = _run_solrace() if role == "solrace" else _run_echo()
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(coro)
+    else:
+        uvloop.run(coro)
+
+
+# --------------------------------------------------------------------------- clients
+class Player:
+    """One connection playing the move cycle (or echoing move-sized frames)."""
+
+    def __init__(self, ws: Any, cycle: tuple[str, str], echo: bool) -> None:
+        self.ws, self.cycle, self.echo, self.seq = ws, cycle, echo, 0
+
+    @classmethod
+    async def open(cls, url: str, cycle: tuple[str, str], echo: bool) -> Player:
+        from websockets.asyncio.client import connect
+
+        ws = await connect(url, compression=None, max_queue=None)
+        player = cls(ws, cycle, echo)
+        if not echo:
+            await ws.send(encode(m.Hello(version=PROTOCOL_VERSION, name="bench")))
+            await player._until(m.Welcome)
+            await ws.send(encode(m.CreateRoom(settings=m.RoomSettings(
+                variant=VARIANT, countdown_s=0, spectators=False, public=False))))
+            await player._until(m.Joined)
+            await ws.send(encode(m.Ready()))
+            await player._until(m.Started)
+        return player
+
+    async def _until(self, kind: type) -> Any:
+        while True:
+            message = decode_server(await self.ws.recv())
+            if isinstance(message, kind):
+                return message
+            if isinstance(message, m.Error | m.Rejected | m.Closing):
+                raise RuntimeError(f"bench client got {message}")
+
+    async def one_move(self) -> float:
+        """Play the next move; seconds from send to its ack (or echo)."""
+        self.seq += 1
+        frame = encode(m.Move(seq=self.seq, move=self.cycle[(self.seq - 1) % 2]))
+        started = time.perf_counter()
+        await self.ws.send(frame)
+        if self.echo:
+            await self.ws.recv()
+        else:
+            while True:
+                message = decode_server(await self.ws.recv())
+                if isinstance(message, m.Accepted):
+                    break
+                if isinstance(message, m.Rejected | m.Error):
+                    raise RuntimeError(f"move refused: {message}")
+        return time.perf_counter() - started
+
+    async def pipelined(self, deadline: float, window: int) -> int:
+        """Keep ``window`` moves in flight until ``deadline``; acks received."""
+        acked = 0
+        in_flight = 0
+        while True:
+            while in_flight < window and time.perf_counter() < deadline:
+                self.seq += 1
+                await self.ws.send(encode(m.Move(seq=self.seq,
+                                                 move=self.cycle[(self.seq - 1) % 2])))
+                in_flight += 1
+            if in_flight == 0:
+                return acked
+            frame = await self.ws.recv()
+            if not self.echo:
+                message = decode_server(frame)
+                if not isinstance(message, m.Accepted):
+                    if isinstance(message, m.Rejected | m.Error):
+                        raise RuntimeError(f"move refused: {message}")
+                    continue
+            in_flight -= 1
+            acked += 1
+
+
+async def measure(url: str, echo: bool, moves: int, clients: int, seconds: float,
+                  window: int, cycle: tuple[str, str]) -> dict[str, float]:
+    """Latency (one client) then throughput (many clients) against ``url``."""
+    solo = await Player.open(url, cycle, echo)
+    for _ in range(200):  # warm up
+        await solo.one_move()
+    samples = sorted([await solo.one_move() for _ in range(moves)])
+    await solo.ws.close()
+    players = [await Player.open(url, cycle, echo) for _ in range(clients)]
+    deadline = time.perf_counter() + seconds
+    counts = [0] * clients
+
+    async def loop(i: int) -> None:
+        counts[i] = await players[i].pipelined(deadline, window)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(loop(i) for i in range(clients)))
+    elapsed = time.perf_counter() - started
+    for p in players:
+        await p.ws.close()
+    return {
+        "p50_us": statistics.median(samples) * 1e6,
+        "p99_us": samples[int(len(samples) * 0.99) - 1] * 1e6,
+        "per_s": sum(counts) / elapsed,
+    }
+
+
+def _start(role: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", role], stdout=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("listening"):
+        proc.kill()
+        raise SystemExit(f"{role} server did not start: {line!r}")
+    return proc, f"ws://127.0.0.1:{line.split()[1]}"
+
+
+def main() -> None:
+    """Run both servers, measure each, print a table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--moves", type=int, default=3000, help="latency samples")
+    parser.add_argument("--clients", type=int, default=16, help="throughput clients")
+    parser.add_argument("--seconds", type=float, default=3.0, help="throughput duration")
+    parser.add_argument("--window", type=int, default=8, help="moves in flight per client")
+    parser.add_argument("--serve", choices=["solrace", "echo"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        _serve(args.serve)
+        return
+    cycle = find_cycle(VARIANT, SEED)
+    rows = []
+    for role in ("echo", "solrace"):
+        proc, url = _start(role)
+        try:
+            result = asyncio.run(measure(url, role == "echo", args.moves, args.clients,
+                                         args.seconds, args.window, cycle))
+        finally:
+            proc.terminate()  # our own child, by its handle
+            proc.wait(10)
+        rows.append((role, result))
+    print(f"{'server':<28} {'p50 µs':>8} {'p99 µs':>8} {'moves/s':>10}")
+    names = {"echo": "websockets echo (baseline)", "solrace": "solrace (memory store)"}
+    for role, r in rows:
+        print(f"{names[role]:<28} {r['p50_us']:>8.0f} {r['p99_us']:>8.0f} {r['per_s']:>10.0f}")
+    echo, race = rows[0][1], rows[1][1]
+    print(f"solrace/echo: p50 x{race['p50_us'] / echo['p50_us']:.2f}, "
+          f"p99 x{race['p99_us'] / echo['p99_us']:.2f}, "
+          f"throughput x{race['per_s'] / echo['per_s']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
