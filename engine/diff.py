@@ -32,6 +32,22 @@ class Diff:
         return {"move": self.move, "revealed": [list(r) for r in self.revealed]}
 
 
+# Diffs without reveals, by move: a diff is immutable, so one instance per move string
+# serves every game (building a frozen dataclass costs more than the move itself).
+_PLAIN: dict[str, Diff] = {}
+_PLAIN_MAX = 4096
+
+
+def plain_diff(move: str) -> Diff:
+    """``Diff(move)`` (nothing revealed), shared between calls."""
+    diff = _PLAIN.get(move)
+    if diff is None:
+        diff = Diff(move)
+        if len(_PLAIN) < _PLAIN_MAX:
+            _PLAIN[move] = diff
+    return diff
+
+
 def apply_diff(view: dict[str, Any], diff: Diff) -> dict[str, Any]:
     """The view after ``diff``: a new dict, ``view`` itself is not changed.
 

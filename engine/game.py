@@ -12,9 +12,23 @@ from itertools import pairwise
 from typing import Any
 
 from . import cards as C
-from .diff import REDEAL_GROUP, Diff
-from .errors import BadLayout, IllegalMove
-from .moves import REDEAL, REDEAL_MOVE, TABLEAU, TAKEBACK, TO_FOUNDATION, Move, parse_move
+from .diff import REDEAL_GROUP, Diff, plain_diff
+from .errors import IllegalMove
+from .layout import read_layout
+from .moves import (
+    REDEAL,
+    REDEAL_MOVE,
+    TABLEAU,
+    TABLEAU_ROWS,
+    TAKEBACK,
+    TAKEBACK_MOVES,
+    TO_FOUNDATION,
+    TO_FOUNDATION_MOVES,
+    Move,
+    TableauRow,
+    parse_move,
+    tableau_row,
+)
 from .shuffle import shuffled_deck
 from .statehash import digest, hash_text
 from .variants import Variant, get_variant
@@ -27,7 +41,6 @@ _BUILD_TEXT = {
     "fortress": "build up or down by one rank in the same suit",
     "perseverance": "build down by one rank in the same suit",
 }
-_LAYOUT_KEYS = {"variant", "options", "tableau", "foundations", "redeals_left"}
 
 
 class Game:
@@ -96,54 +109,67 @@ class Game:
         """Every legal move, in a fixed order: to foundations, then tableau moves by
         destination, then takebacks, then redeal. Empty when the game is won."""
         found = self.found
-        if sum(found) == 52:
+        if found[0] + found[1] + found[2] + found[3] == 52:
             return []
         rules = self.rules
         piles, down = self.piles, self.down
         moves: list[Move] = []
-        units: dict[int, tuple[int, int]] = {}  # bottom card of a movable unit -> (pile, n)
+        append = moves.append
+        rows = TABLEAU_ROWS
+        # The bottom card of each movable unit -> that unit's moves indexed by destination.
+        units: dict[int, TableauRow] = {}
         group = rules.group
-        for i, p in enumerate(piles):
+        for src, p in enumerate(piles, 1):
             size = len(p)
-            if size == 0:
+            if not size:
                 continue
             top = p[-1]
             if found[top // 13] == top % 13:
-                moves.append(Move(TO_FOUNDATION, i + 1))
+                append(TO_FOUNDATION_MOVES[src])
             if group == SINGLE:
-                units[top] = (i + 1, 1)
+                units[top] = rows[src][1] or tableau_row(src, 1)
             elif group == YUKON:
-                for k in range(down[i], size):
-                    units[p[k]] = (i + 1, size - k)
+                for k in range(down[src - 1], size):
+                    units[p[k]] = rows[src][size - k] or tableau_row(src, size - k)
             else:  # RUN: the descending same-suit run at the top
                 k = size - 1
-                while k > down[i] and p[k - 1] == p[k] + 1 and p[k] % 13 != 12:
+                lowest = down[src - 1]
+                while k > lowest and p[k - 1] == p[k] + 1 and p[k] % 13 != 12:
                     k -= 1
-                units[p[k]] = (i + 1, size - k)
+                units[p[k]] = rows[src][size - k] or tableau_row(src, size - k)
         fits = rules.fits
         empty = rules.empty
-        for j, p in enumerate(piles):
-            dst = j + 1
+        to_empty: list[TableauRow] | None = None  # the units an empty pile accepts
+        for dst, p in enumerate(piles, 1):
             if p:
                 for card in fits[p[-1]]:
-                    unit = units.get(card)
-                    if unit is not None and unit[0] != dst:
-                        moves.append(Move(TABLEAU, unit[0], dst, unit[1]))
+                    row = units.get(card)
+                    if row is not None:
+                        move = row[dst]
+                        if move is not None:
+                            append(move)
             elif empty != EMPTY_NEVER:
-                for card, (src, n) in units.items():
-                    if src != dst and (empty != EMPTY_KING or card % 13 == 12):
-                        moves.append(Move(TABLEAU, src, dst, n))
+                if to_empty is None:
+                    if empty == EMPTY_KING:
+                        to_empty = [row for card, row in units.items() if card % 13 == 12]
+                    else:
+                        to_empty = list(units.values())
+                for row in to_empty:
+                    move = row[dst]
+                    if move is not None:
+                        append(move)
         if rules.takeback:
             for s in range(4):
                 height = found[s]
                 if height == 0:
                     continue
                 card = s * 13 + height - 1
+                targets = TAKEBACK_MOVES[s]
                 for j, p in enumerate(piles):
                     if (card in fits[p[-1]]) if p else rules.empty_accepts(card):
-                        moves.append(Move(TAKEBACK, s, j + 1))
+                        append(targets[j + 1])
         if self.redeals_left > 0 and (rules.redeal_any_time or not moves):
-            moves.append(REDEAL_MOVE)
+            append(REDEAL_MOVE)
         return moves
 
     def play(self, move: str | Move) -> Diff:
@@ -151,11 +177,15 @@ class Game:
 
         Raises ``IllegalMove`` (``BadNotation`` for a malformed string) with a reason a
         person understands; the game is then unchanged."""
-        mv = move if isinstance(move, Move) else parse_move(move)
+        if isinstance(move, Move):
+            mv, text = move, ""  # str(move) only once it is known to be a real move
+        else:
+            mv = parse_move(move)
+            text = move  # parse_move accepts canonical notation only: it is str(mv)
         reason = self.why_illegal(mv)
         if reason is not None:
             raise IllegalMove(reason)
-        return self._apply(mv)
+        return self._apply(mv, text or str(mv))
 
     def why_illegal(self, mv: Move) -> str | None:
         """None if ``mv`` is legal here, else the reason it is not."""
@@ -269,7 +299,7 @@ class Game:
                 )
         return None
 
-    def _apply(self, mv: Move) -> Diff:
+    def _apply(self, mv: Move, text: str) -> Diff:
         piles, down = self.piles, self.down
         kind = mv.kind
         src_index = -1
@@ -292,11 +322,11 @@ class Game:
             self.piles = [cards[i * group : (i + 1) * group] for i in range(len(piles))]
             self.down = [0] * len(piles)
             self.redeals_left -= 1
-            return Diff("redeal")
+            return plain_diff("redeal")
         if src_index >= 0 and down[src_index] and len(piles[src_index]) == down[src_index]:
             down[src_index] -= 1
-            return Diff(str(mv), ((src_index + 1, C.CODES[piles[src_index][-1]]),))
-        return Diff(str(mv))
+            return Diff(text, ((src_index + 1, C.CODES[piles[src_index][-1]]),))
+        return plain_diff(text)
 
     # ----------------------------------------------------------------- layouts
     def to_layout(self) -> dict[str, Any]:
@@ -326,94 +356,7 @@ class Game:
     def from_layout(cls, layout: Mapping[str, Any]) -> Game:
         """The game a full-information layout describes. Raises ``BadLayout`` (or
         ``UnknownVariant`` / ``BadOption``) naming the first problem found."""
-        if not isinstance(layout, Mapping):
-            raise BadLayout(f"a layout must be a JSON object, not {type(layout).__name__}")
-        extra = set(layout) - _LAYOUT_KEYS
-        if extra:
-            raise BadLayout(f"unknown layout key(s): {', '.join(sorted(map(str, extra)))}")
-        for key in ("variant", "tableau", "foundations"):
-            if key not in layout:
-                raise BadLayout(f"the layout has no {key!r}")
-        variant = get_variant(layout["variant"])
-        options_in = layout.get("options", {})
-        if not isinstance(options_in, Mapping):
-            raise BadLayout("'options' must be an object")
-        options = variant.resolve_options(options_in)
-        rules = variant.make_rules(options)
-
-        tableau = layout["tableau"]
-        if not isinstance(tableau, list) or len(tableau) != variant.piles:
-            got = len(tableau) if isinstance(tableau, list) else type(tableau).__name__
-            raise BadLayout(f"{variant.name} has {variant.piles} piles; the layout has {got}")
-        seen: dict[int, str] = {}
-
-        def claim(card: int, where: str) -> None:
-            if card in seen:
-                first = seen[card]
-                places = f"in {where}" if first == where else f"({first} and {where})"
-                raise BadLayout(f"card {C.code(card)} appears twice {places}")
-            seen[card] = where
-
-        piles: list[list[int]] = []
-        down: list[int] = []
-        for number, pile in enumerate(tableau, 1):
-            if not isinstance(pile, Mapping) or set(pile) != {"down", "up"}:
-                raise BadLayout(f"pile {number} must be an object with 'down' and 'up'")
-            d_in, up_in = pile["down"], pile["up"]
-            if d_in == 0 and not isinstance(d_in, bool):
-                d_in = []
-            if not isinstance(d_in, list) or not isinstance(up_in, list):
-                raise BadLayout(
-                    f"pile {number}: 'down' and 'up' must be lists of card codes "
-                    "(a full layout names its face-down cards)"
-                )
-            if d_in and not rules.has_face_down:
-                raise BadLayout(f"pile {number}: {variant.name} has no face-down cards")
-            if d_in and not up_in:
-                raise BadLayout(
-                    f"pile {number} has face-down cards and none face up: its top card "
-                    "would already have been turned up"
-                )
-            try:
-                cards = [C.parse(c) for c in d_in] + [C.parse(c) for c in up_in]
-            except BadLayout as exc:
-                raise BadLayout(f"pile {number}: {exc}") from None
-            for c in cards:
-                claim(c, f"pile {number}")
-            piles.append(cards)
-            down.append(len(d_in))
-
-        found_in = layout["foundations"]
-        if not isinstance(found_in, Mapping) or set(found_in) != set(C.SUITS):
-            raise BadLayout("'foundations' must map each of S, H, D, C to a top rank 0..13")
-        found = []
-        for s_index, s in enumerate(C.SUITS):
-            height = found_in[s]
-            if isinstance(height, bool) or not isinstance(height, int) or not 0 <= height <= 13:
-                raise BadLayout(f"foundation {s} must be a rank 0..13, not {height!r}")
-            for r in range(1, height + 1):
-                claim(C.make(r, s_index), f"the {s} foundation")
-            found.append(height)
-        if len(seen) != 52:
-            missing = [C.code(c) for c in range(52) if c not in seen]
-            many = "s are" if len(missing) != 1 else " is"
-            raise BadLayout(f"{len(missing)} card{many} missing: {' '.join(missing)}")
-
-        redeals_left = layout.get("redeals_left", rules.redeals)
-        if (
-            isinstance(redeals_left, bool)
-            or not isinstance(redeals_left, int)
-            or not 0 <= redeals_left <= rules.redeals
-        ):
-            if "redeals" not in options:
-                raise BadLayout(f"{variant.name} has no redeals: redeals_left must be 0, "
-                                f"not {redeals_left!r}")
-            raise BadLayout(
-                f"redeals_left must be an integer 0..{rules.redeals} (option redeals), "
-                f"not {redeals_left!r}"
-            )
-        return cls(variant, options, piles, down, found, redeals_left)
-
+        return cls(*read_layout(layout))
 
 def new_game(variant: str, seed: int, **options: Any) -> Game:
     """A fresh deal of ``variant`` from ``seed`` (0 .. 2**64-1) with these options; the

@@ -43,12 +43,42 @@ class Move(NamedTuple):
 
 REDEAL_MOVE = Move(REDEAL)
 
+# Shared, prebuilt Move instances for the hot paths: looking one up is several times
+# cheaper than building a NamedTuple, and moves are immutable. Index 0 is unused (piles
+# are numbered from 1); no variant has more than MAX_PILES piles.
+MAX_PILES = 13
+MAX_UNIT = 52
+TO_FOUNDATION_MOVES: tuple[Move, ...] = tuple(Move(TO_FOUNDATION, i) for i in range(MAX_PILES + 1))
+TAKEBACK_MOVES: tuple[tuple[Move, ...], ...] = tuple(
+    tuple(Move(TAKEBACK, s, d) for d in range(MAX_PILES + 1)) for s in range(4)
+)
+# TABLEAU_ROWS[src][n][dst]: the move of the top n cards of pile src to pile dst, None
+# where dst == src (or 0). Rows are built on first use.
+TableauRow = list[Move | None]
+TABLEAU_ROWS: list[list[TableauRow | None]] = [
+    [None] * (MAX_UNIT + 1) for _ in range(MAX_PILES + 1)
+]
+
+
+def tableau_row(src: int, n: int) -> TableauRow:
+    """``TABLEAU_ROWS[src][n]``, built if needed."""
+    row = TABLEAU_ROWS[src][n]
+    if row is None:
+        row = [None if dst in (0, src) else Move(TABLEAU, src, dst, n)
+               for dst in range(MAX_PILES + 1)]
+        TABLEAU_ROWS[src][n] = row
+    return row
+
 _NOTATION = re.compile(
     r"(?P<src>[1-9][0-9]?)(?::(?P<n>[1-9][0-9]?))?>(?P<dst>[1-9][0-9]?|f)"
     r"|f(?P<suit>[SHDC])>(?P<tdst>[1-9][0-9]?)"
     r"|(?P<redeal>redeal)"
 )
 MAX_NOTATION = 16
+# Canonical strings already parsed (only good ones, and a bounded number: the set of
+# well-formed strings is large, the set seen in play is small).
+_PARSED: dict[str, Move] = {}
+_PARSED_MAX = 4096
 
 
 def parse_move(text: object) -> Move:
@@ -58,6 +88,15 @@ def parse_move(text: object) -> Move:
     (use ``normalise_move`` first to accept looser typing)."""
     if not isinstance(text, str):
         raise BadNotation(f"a move must be a string like '3>7', not {type(text).__name__}")
+    move = _PARSED.get(text)
+    if move is None:
+        move = _parse(text)
+        if len(_PARSED) < _PARSED_MAX:
+            _PARSED[text] = move
+    return move
+
+
+def _parse(text: str) -> Move:
     if len(text) > MAX_NOTATION:
         raise BadNotation(f"a move is at most {MAX_NOTATION} characters long")
     m = _NOTATION.fullmatch(text)

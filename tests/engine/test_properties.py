@@ -206,3 +206,27 @@ def test_copy_is_independent(combo: tuple[str, dict[str, Any]], seed: int, rng_s
             break
         g.play(rng.choice(moves))
     assert twin.to_layout() == twin_layout  # and the other way round
+
+
+NOTATION_CHARS = "0123456789:>fSHDCredalX -"
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet=NOTATION_CHARS, max_size=8)
+       | st.from_regex(r"[1-9][0-9]?(:[0-9]{1,2})?>([1-9][0-9]?|f)|f[SHDCX]>[0-9]{1,2}|redeal",
+                       fullmatch=True))
+def test_accepted_notation_is_canonical(text: str) -> None:
+    """Whatever parse_move accepts prints back as exactly the same string (so a diff can
+    carry the player's own string), and parsing twice gives the same move (the cache)."""
+    try:
+        move = parse_move(text)
+    except engine.BadNotation:
+        return
+    assert str(move) == text
+    assert parse_move(text) == move
+
+
+def test_no_variant_has_more_piles_than_the_move_tables() -> None:
+    from engine.moves import MAX_PILES
+
+    assert max(v.piles for v in engine.REGISTRY.values()) <= MAX_PILES
