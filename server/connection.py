@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Any
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from protocol import PROTOCOL_VERSION, Code, DecodeError, ProtocolError, decode_client, encode
+from protocol import (
+    PROTOCOL_VERSION,
+    Code,
+    DecodeError,
+    ProtocolError,
+    decode_client,
+    encode,
+    error_reply,
+)
 from protocol import messages as m
 
 from . import lobby, race
@@ -189,10 +197,8 @@ class Connection:
 
     def _error(self, exc: ProtocolError) -> None:
         self.server.metrics.errors.labels(exc.code.value).inc()
-        fatal = exc.code == Code.VERSION_MISMATCH
-        self.send(m.Error(code=exc.code, message=exc.message, retryable=exc.retryable,
-                          fatal=fatal))
-        if fatal:
+        self.send(error_reply(exc))
+        if exc.fatal:
             self.close_with(exc.code, exc.message)
 
     def count_room(self) -> None:

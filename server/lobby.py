@@ -7,7 +7,6 @@ Resuming takes the seat (epoch + 1), which fences off the previous holder wherev
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import secrets
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 import engine
-from protocol import Code, ProtocolError
+from protocol import Code, ProtocolError, tokens
 from protocol.messages import (
     CreateRoom,
     Hello,
@@ -40,10 +39,6 @@ log = logging.getLogger(__name__)
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
 CODE_LENGTH = 6
 _PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
-
-
-def _hash_secret(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 def validate_settings(settings: RoomSettings) -> RoomSettings:
@@ -129,8 +124,8 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
 
 async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> None:
     settings = msgspec.convert(record.settings, RoomSettings)
-    secret = secrets.token_urlsafe(24)
-    seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=_hash_secret(secret))
+    secret = tokens.new_secret()
+    seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=tokens.secret_hash(secret))
     number = await server.store.add_seat(record.code, seat, settings.max_players)
     if number is None:
         now = await server.store.get_room(record.code)
@@ -138,7 +133,8 @@ async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> 
             raise ProtocolError(Code.ROOM_CLOSED, f"room {record.code} has started")
         raise ProtocolError(Code.ROOM_FULL, f"room {record.code} has {settings.max_players} seats")
     member = Member(conn, number, epoch=seat.epoch)
-    room = await _enter(server, conn, record, member, token=f"{record.code}.{number}.{secret}")
+    token = tokens.make_token(record.code, number, secret)
+    room = await _enter(server, conn, record, member, token=token)
     await room.publish_seats()
 
 
@@ -146,17 +142,11 @@ async def resume(server: Server, conn: Connection, hello: Hello) -> None:
     """Resume a seat with its token: take it over (epoch + 1; the previous connection is
     closed with ``taken_over``), send ``Joined`` with the board as of now, then the
     diffs after ``hello.seen`` (or one ``Snapshot`` when too far behind)."""
-    bad = ProtocolError(Code.BAD_TOKEN)
-    parts = (hello.token or "").split(".", 2)
-    if len(parts) != 3 or not parts[1].isdigit():
-        raise bad
-    code, seat_no, secret = parts[0], int(parts[1]), parts[2]
+    code, seat_no, secret = tokens.parse_token(hello.token or "")
     record = await server.store.get_room(code)
     seat = await server.store.get_seat(code, seat_no) if record else None
-    if record is None or seat is None or not secrets.compare_digest(
-        seat.token_hash, _hash_secret(secret)
-    ):
-        raise bad
+    if record is None or seat is None or not tokens.secret_matches(secret, seat.token_hash):
+        raise ProtocolError(Code.BAD_TOKEN, "unknown or expired resume token")
     if record.phase == "finished":
         raise ProtocolError(Code.BAD_TOKEN, "the race is over: join as a spectator for results")
     conn.count_room()
