@@ -1,0 +1,70 @@
+"""The lobby: listing rooms, the countdown, leaving before the start, hints."""
+
+from __future__ import annotations
+
+from protocol import messages as m
+from server.app import Server
+
+from .client import TestClient
+
+
+async def test_list_shows_public_open_rooms(server: Server) -> None:
+    one = await TestClient.connect(server.url, "one")
+    shown = await one.create(variant="fortress", max_players=3)
+    hidden = await TestClient.connect(server.url, "hidden")
+    await hidden.create(variant="fortress", public=False)
+    bot = await TestClient.connect(server.url, "bot", bot=True)
+    await bot.join(shown.code)
+    looker = await TestClient.connect(server.url, "looker")
+    await looker.send(m.ListRooms())
+    listing = await looker.expect(m.RoomList)
+    assert [r.code for r in listing.rooms] == [shown.code]
+    (room,) = listing.rooms
+    assert (room.variant, room.players, room.bots, room.max_players, room.phase) == (
+        "fortress", 2, 1, 3, "lobby")
+    assert room.options == {"foundation_takeback": False}  # every option, resolved
+
+
+async def test_countdown_then_start(server: Server) -> None:
+    one = await TestClient.connect(server.url, "one")
+    joined = await one.create(variant="spanish", countdown_s=1)
+    await one.send(m.Ready())
+    countdown = await one.expect(m.Countdown)
+    assert countdown.start_ms - countdown.server_ms >= 900
+    await one.send(m.Move(seq=1, move="1>2"))
+    early = await one.expect(m.Rejected)
+    assert early.code == "not_running"
+    started = await one.expect(m.Started, wait=5)
+    assert started.start_ms == countdown.start_ms
+    assert joined.commitment and len(joined.commitment) == 64
+
+
+async def test_leaving_the_lobby_frees_the_start(server: Server) -> None:
+    one = await TestClient.connect(server.url, "one")
+    two = await TestClient.connect(server.url, "two")
+    joined = await one.create(variant="spanish", countdown_s=0)
+    await two.join(joined.code)
+    await one.send(m.Ready())
+    await two.send(m.Leave())
+    # Only connected seats need to be ready: the one who left no longer holds the start.
+    started = await one.expect(m.Started)
+    assert [b.seat for b in started.boards] == [1]
+    await two.send(m.Ping(nonce=3))  # the connection is still usable outside the room
+    assert (await two.expect(m.Pong)).nonce == 3
+    back = await TestClient.connect(server.url, "two-back", token=two.token)
+    again = await back.expect(m.Joined)
+    assert again.phase == "running" and [b.seq for b in again.boards] == [0]
+
+
+async def test_hints_when_the_room_gives_them(server: Server) -> None:
+    one = await TestClient.connect(server.url, "one")
+    await one.create(variant="portuguese", countdown_s=0, hints=True)
+    await one.send(m.HintRequest())
+    await one.expect_error("not_running")
+    await one.send(m.Ready())
+    await one.expect(m.Started)
+    await one.send(m.HintRequest())
+    hint = await one.expect(m.Hint)
+    assert hint.move is not None
+    reply = await one.move(hint.move)
+    assert isinstance(reply, m.Accepted)
