@@ -1,0 +1,160 @@
+"""Engine speed: deals/s, legal_moves()/s and play()/s per variant, in one process, beside
+a baseline measured in the same run so figures from a noisy, shared machine can be
+judged.
+
+    .venv/bin/python bench/engine_bench.py            # table
+    .venv/bin/python bench/engine_bench.py --check    # exit 1 if a target is missed
+    .venv/bin/python bench/engine_bench.py --json     # figures as JSON
+
+How: for each variant, random playouts (seeded, so every run measures the same
+positions; foundation moves favoured so games get somewhere) are recorded as a list of
+positions and the move played from each. ``legal_moves()`` is then timed over all the
+positions, and ``play()`` (with the move's notation string, as the server calls it) over
+fresh copies of them; copying is outside the timed loop. Each figure is the best of
+``--repeat`` runs: noise only ever slows a run down. The baseline is a plain Python loop
+copying a list of 52 ints, the cheapest thing a move could possibly cost.
+
+Targets (docs/ENGINE.md): play() >= 50,000/s and legal_moves() >= 20,000/s per variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import engine
+from engine import Game
+from engine.moves import TO_FOUNDATION
+
+PLAY_TARGET = 50_000
+LEGAL_TARGET = 20_000
+MAX_STEPS = 300  # per playout: Spanish and Fortress can shuffle cards between empty piles
+
+
+def best_rate(count: int, run: Callable[[], float], repeat: int) -> float:
+    """``count / seconds`` for the fastest of ``repeat`` runs; ``run`` returns seconds."""
+    return count / min(run() for _ in range(repeat))
+
+
+def baseline(repeat: int, n: int = 200_000) -> float:
+    """List copies of 52 ints per second."""
+    deck = list(range(52))
+
+    def run() -> float:
+        t = time.perf_counter()
+        for _ in range(n):
+            list(deck)
+        return time.perf_counter() - t
+
+    return best_rate(n, run, repeat)
+
+
+def deals(variant: str, repeat: int, n: int = 2_000) -> float:
+    """``new_game`` calls per second, seeds 0..n-1."""
+
+    def run() -> float:
+        t = time.perf_counter()
+        for seed in range(n):
+            engine.new_game(variant, seed=seed)
+        return time.perf_counter() - t
+
+    return best_rate(n, run, repeat)
+
+
+def record(variant: str, wanted: int) -> tuple[list[Game], list[str]]:
+    """About ``wanted`` positions from random playouts (seeds 0, 1, ...) and the move
+    played from each."""
+    rng = random.Random(20260101)
+    positions: list[Game] = []
+    moves: list[str] = []
+    seed = 0
+    while len(positions) < wanted:
+        g = engine.new_game(variant, seed=seed)
+        seed += 1
+        for _ in range(MAX_STEPS):
+            legal = g.legal_moves()
+            if not legal:
+                break
+            home = [m for m in legal if m.kind == TO_FOUNDATION]
+            move = str(rng.choice(home if home and rng.random() < 0.5 else legal))
+            positions.append(g.copy())
+            moves.append(move)
+            g.play(move)
+    return positions, moves
+
+
+def legal_rate(positions: list[Game], repeat: int) -> float:
+    def run() -> float:
+        t = time.perf_counter()
+        for g in positions:
+            g.legal_moves()
+        return time.perf_counter() - t
+
+    return best_rate(len(positions), run, repeat)
+
+
+def play_rate(positions: list[Game], moves: list[str], repeat: int) -> float:
+    def run() -> float:
+        fresh = [g.copy() for g in positions]
+        t = time.perf_counter()
+        for g, m in zip(fresh, moves, strict=True):
+            g.play(m)
+        return time.perf_counter() - t
+
+    return best_rate(len(positions), run, repeat)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--positions", type=int, default=10_000,
+                        help="positions per variant (from as many playouts as it takes)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per figure (best kept)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    args = parser.parse_args(argv)
+
+    base = baseline(args.repeat)
+    rows = []
+    for variant in engine.VARIANTS:
+        positions, moves = record(variant, args.positions)
+        rows.append({
+            "variant": variant,
+            "positions": len(positions),
+            "deals_per_s": deals(variant, args.repeat),
+            "legal_moves_per_s": legal_rate(positions, args.repeat),
+            "play_per_s": play_rate(positions, moves, args.repeat),
+        })
+    missed = [
+        f"{r['variant']} {what}"
+        for r in rows
+        for what, key, target in (("play", "play_per_s", PLAY_TARGET),
+                                  ("legal_moves", "legal_moves_per_s", LEGAL_TARGET))
+        if r[key] < target
+    ]
+    if args.json:
+        print(json.dumps({"python": platform.python_version(), "baseline_copies_per_s": base,
+                          "variants": rows, "missed": missed}, indent=2))
+    else:
+        print(f"Python {platform.python_version()} on {platform.machine()}; "
+              f"baseline: {base:,.0f} list copies of 52 ints per second")
+        print(f"{'variant':<13} {'positions':>9} {'deals/s':>9} {'legal_moves/s':>14} "
+              f"{'play/s':>9} {'legal/base':>11} {'play/base':>10}")
+        for r in rows:
+            print(f"{r['variant']:<13} {r['positions']:>9,} {r['deals_per_s']:>9,.0f} "
+                  f"{r['legal_moves_per_s']:>14,.0f} {r['play_per_s']:>9,.0f} "
+                  f"{r['legal_moves_per_s'] / base:>11.4f} {r['play_per_s'] / base:>10.4f}")
+        print(f"targets: play() >= {PLAY_TARGET:,}/s, legal_moves() >= {LEGAL_TARGET:,}/s: "
+              + ("all met" if not missed else "MISSED " + ", ".join(missed)))
+    return 1 if args.check and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
