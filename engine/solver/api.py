@@ -1,0 +1,119 @@
+"""The solver's public functions: ``solve``, ``hint``, ``is_winnable_seed`` and
+``find_winnable_seed`` (re-exported by ``engine.solver``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..game import Game, new_game
+from ..moves import TO_FOUNDATION, Move, parse_move
+from ..shuffle import SEED_MAX, check_seed
+from .positions import position_for
+from .result import WON, Budget, SolveResult
+from .search import search
+
+DEFAULT_BUDGET = Budget()  # 1,000,000 positions or 10 s
+HINT_BUDGET = Budget(max_nodes=20_000, max_seconds=1.0)
+SEED_BUDGET = Budget(max_nodes=50_000, max_seconds=2.0)  # per seed, find_winnable_seed
+FIND_SECONDS = 10.0  # find_winnable_seed's default bound on its total time
+
+
+def _as_game(game_or_layout: Game | Mapping[str, Any]) -> Game:
+    if isinstance(game_or_layout, Game):
+        return game_or_layout
+    return Game.from_layout(game_or_layout)
+
+
+def solve(
+    game_or_layout: Game | Mapping[str, Any],
+    max_nodes: int = DEFAULT_BUDGET.max_nodes,
+    max_seconds: float = DEFAULT_BUDGET.max_seconds,
+) -> SolveResult:
+    """Search the position of a ``Game`` (left unchanged) or of a full-information layout
+    (RULES.md format; face-down cards named, so Brisbane is solved knowing them).
+
+    Returns a ``SolveResult``: ``"won"`` with a solution that ``Game.play`` accepts move
+    by move up to a won game, ``"unwinnable"`` when every reachable position was searched,
+    or ``"unknown"`` when ``max_nodes`` positions were expanded or ``max_seconds`` spent
+    first. A bad layout raises the engine's ``BadLayout`` (or ``UnknownVariant`` /
+    ``BadOption``); a bad budget raises ``ValueError``. Memory grows with the positions
+    searched: about 0.3 kB each (docs/SOLVER.md)."""
+    return _solve(_as_game(game_or_layout), Budget(max_nodes, max_seconds))[0]
+
+
+def _solve(game: Game, budget: Budget) -> tuple[SolveResult, str | None]:
+    """The result and the search's best-effort first move."""
+    started = time.perf_counter()
+    if game.won:
+        return SolveResult(WON, (), 0, 0.0, "already won"), None
+    out = search(position_for(game), budget)
+    elapsed = time.perf_counter() - started
+    result = SolveResult(out.verdict, tuple(out.moves), out.nodes, elapsed, out.reason)
+    return result, out.best_first
+
+
+def hint(game: Game, budget: Budget = HINT_BUDGET) -> Move | None:
+    """A good move for ``game`` (left unchanged): the first move of a solution when the
+    search finds one within ``budget``; otherwise the first move towards the position with
+    the most cards up that the search saw, else a foundation move, else the first legal
+    move. None when the game is won or has no legal move."""
+    legal = game.legal_moves()
+    if not legal:
+        return None
+    result, best = _solve(game, budget)
+    first = result.moves[0] if result.moves else best
+    if first is not None:
+        mv = parse_move(first)
+        if game.why_illegal(mv) is None:
+            return mv
+    for mv in legal:
+        if mv.kind == TO_FOUNDATION:
+            return mv
+    return legal[0]
+
+
+def is_winnable_seed(
+    variant: str,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+    budget: Budget = SEED_BUDGET,
+) -> bool | None:
+    """Whether the deal ``new_game(variant, seed, **options)`` can be won: True (a
+    solution was found), False (proven unwinnable) or None (undecided within ``budget``).
+    Bad arguments raise the engine's errors (``UnknownVariant``, ``BadOption``,
+    ``BadSeed``)."""
+    game = new_game(variant, seed, **dict(options or {}))
+    return _solve(game, budget)[0].winnable
+
+
+def find_winnable_seed(
+    variant: str,
+    options: Mapping[str, Any] | None = None,
+    start_seed: int = 0,
+    budget: Budget = SEED_BUDGET,
+    *,
+    total_seconds: float = FIND_SECONDS,
+) -> tuple[int, tuple[str, ...]] | None:
+    """The first seed from ``start_seed`` upwards whose deal is proven winnable, with a
+    solution: ``(seed, moves)``. Each seed gets at most ``budget``; the whole call stops
+    after ``total_seconds`` (plus at most one clock check, a few milliseconds) and then
+    returns None. With the defaults it takes at most about 10 s; measured typical times
+    per variant are in docs/SOLVER.md. Bad arguments raise the engine's errors."""
+    if not total_seconds > 0:
+        raise ValueError(f"total_seconds must be positive, not {total_seconds}")
+    opts = dict(options or {})
+    seed = check_seed(start_seed)
+    deadline = time.perf_counter() + total_seconds
+    while seed <= SEED_MAX:
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            return None
+        game = new_game(variant, seed, **opts)
+        per_seed = Budget(budget.max_nodes, min(budget.max_seconds, remaining))
+        result = _solve(game, per_seed)[0]
+        if result.verdict == WON:
+            return seed, result.moves
+        seed += 1
+    return None

@@ -1,0 +1,61 @@
+"""What a search returns (``SolveResult``) and how much it may spend (``Budget``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Verdict = Literal["won", "unwinnable", "unknown"]
+
+WON: Verdict = "won"
+UNWINNABLE: Verdict = "unwinnable"
+UNKNOWN: Verdict = "unknown"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A search budget: the search stops with verdict ``"unknown"`` once it has expanded
+    ``max_nodes`` positions or spent ``max_seconds`` of wall time, whichever comes first.
+    The clock is read every 256 nodes, so a search may overrun ``max_seconds`` by the
+    time of 256 nodes (a few milliseconds)."""
+
+    max_nodes: int = 1_000_000
+    max_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.max_nodes < 1:
+            raise ValueError(f"max_nodes must be at least 1, not {self.max_nodes}")
+        if not self.max_seconds > 0:
+            raise ValueError(f"max_seconds must be positive, not {self.max_seconds}")
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """The outcome of one search.
+
+    ``verdict`` is ``"won"`` (``moves`` is a solution in canonical notation: played in
+    order with ``Game.play`` from the solved position, it wins the game), ``"unwinnable"``
+    (every position reachable from the start was searched and none is won; ``moves`` is
+    empty) or ``"unknown"`` (the budget ran out first; ``moves`` is empty).
+    ``nodes`` counts the distinct positions expanded, ``elapsed`` is wall time in seconds
+    and ``reason`` says in words why the search stopped."""
+
+    verdict: Verdict
+    moves: tuple[str, ...]
+    nodes: int
+    elapsed: float
+    reason: str
+
+    @property
+    def winnable(self) -> bool | None:
+        """True if proven winnable, False if proven unwinnable, None if undecided."""
+        if self.verdict == WON:
+            return True
+        if self.verdict == UNWINNABLE:
+            return False
+        return None
+
+    @property
+    def nodes_per_second(self) -> float:
+        """Search speed (0.0 when no time was measured)."""
+        return self.nodes / self.elapsed if self.elapsed > 0 else 0.0

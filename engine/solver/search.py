@@ -1,0 +1,164 @@
+"""The search: best-first over a variant's ``Position``, with a transposition table.
+
+Every variant supplies a ``Position`` (a mutable board in the solver's own compact form)
+that lists its moves, plays a move together with the safe foundation moves that follow
+it, undoes it, saves and restores itself as a compact snapshot, estimates the work left
+(``heuristic``) and keeps a position key up to date (``keys``).
+
+The driver always expands the stored position with the lowest heuristic value plus a
+small weight per move played (greedy best-first, nudged towards short solutions). Each
+distinct position is stored once (the key set is the transposition table), so when no
+stored position is left to expand, no won position is reachable: the deal is
+unwinnable. Safe foundation moves are dominating (the position after one is winnable
+whenever the one before was), so playing them at once loses no solution.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .result import UNKNOWN, UNWINNABLE, WON, Budget, Verdict
+
+Mv = tuple[int, int, int, int]  # (kind, src, dst, n), piles 0-based; kinds as engine.moves
+Undo = tuple[Any, ...]  # whatever a position needs to take its move back
+Link = tuple[Mv, Any] | None  # (move, parent link): the path to a stored position
+
+CLOCK_EVERY = 256  # expansions between two reads of the clock
+G_WEIGHT = 3  # heuristic units per move already played (see docs/SOLVER.md)
+
+
+class Position(Protocol):
+    """A board the driver can search. ``key`` identifies the position up to whatever the
+    variant ignores (pile order, usually); ``left`` counts cards not on foundations."""
+
+    key: int
+    left: int
+
+    def start(self) -> list[str]:
+        """Play the safe foundation moves of the initial position; their notation."""
+
+    def moves(self) -> list[Mv]:
+        """The moves worth trying here."""
+
+    def child_key(self, mv: Mv) -> int:
+        """The key after ``mv`` when cheap to tell without playing it, else -1."""
+
+    def play(self, mv: Mv) -> Undo:
+        """Play ``mv`` and the safe foundation moves after it; what ``undo`` needs."""
+
+    def undo(self, u: Undo) -> None:
+        """Take back what ``play`` did."""
+
+    def notation(self, u: Undo) -> list[str]:
+        """The canonical notation of what ``play`` did (the move, then its auto-moves)."""
+
+    def snapshot(self) -> Any:
+        """An immutable, compact copy of the board (without its key)."""
+
+    def restore(self, snap: Any, key: int) -> None:
+        """Set the board to a snapshot taken when its key was ``key``."""
+
+    def heuristic(self) -> int:
+        """An estimate of the work left; lower is better, 0 or less is no promise."""
+
+
+class Outcome:
+    """What ``search`` found (a mutable record; ``api`` turns it into a SolveResult)."""
+
+    __slots__ = ("best_first", "moves", "nodes", "reason", "verdict")
+
+    def __init__(self) -> None:
+        self.verdict: Verdict = UNKNOWN
+        self.moves: list[str] = []
+        self.nodes = 0
+        self.reason = ""
+        self.best_first: str | None = None  # first move towards the most progress seen
+
+
+def _path(link: Link) -> list[Mv]:
+    steps: list[Mv] = []
+    while link is not None:
+        steps.append(link[0])
+        link = link[1]
+    steps.reverse()
+    return steps
+
+
+def _replay(pos: Position, root: Any, root_key: int, path: list[Mv]) -> list[str]:
+    """The notation of ``path`` played from the root (auto-moves included)."""
+    pos.restore(root, root_key)
+    out: list[str] = []
+    for mv in path:
+        out.extend(pos.notation(pos.play(mv)))
+    return out
+
+
+def search(
+    pos: Position, budget: Budget, clock: Callable[[], float] = time.perf_counter
+) -> Outcome:
+    """Best-first search from ``pos`` within ``budget`` (expanded positions and seconds).
+    ``pos`` is left in an unspecified position."""
+    out = Outcome()
+    deadline = clock() + budget.max_seconds
+    max_nodes = budget.max_nodes
+    prefix = pos.start()
+    out.nodes = 1
+    if pos.left == 0:
+        out.verdict, out.moves, out.reason = WON, prefix, "solved"
+        return out
+    root, root_key = pos.snapshot(), pos.key
+    seen = {root_key}
+    counter = 0
+    heap: list[tuple[int, int, Any, int, Link, int]] = [
+        (pos.heuristic(), 0, root, root_key, None, 0)
+    ]
+    best_left, best_link = pos.left, None
+    nodes = 0
+    moves, child_key, play, undo = pos.moves, pos.child_key, pos.play, pos.undo
+    snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        if nodes >= max_nodes:
+            out.reason = f"node budget of {max_nodes} positions exhausted"
+            break
+        if nodes % CLOCK_EVERY == 0 and nodes and clock() > deadline:
+            out.reason = f"time budget of {budget.max_seconds:g} s exhausted"
+            break
+        _, _, snap, key, link, g = pop(heap)
+        restore(snap, key)
+        nodes += 1
+        g += G_WEIGHT
+        for mv in moves():
+            k = child_key(mv)
+            if k >= 0 and k in seen:
+                continue
+            u = play(mv)
+            k = pos.key
+            if k in seen:
+                undo(u)
+                continue
+            add(k)
+            child: Link = (mv, link)
+            left = pos.left
+            if left < best_left:
+                best_left, best_link = left, child
+                if left == 0:
+                    out.verdict, out.reason, out.nodes = WON, "solved", nodes
+                    out.moves = prefix + _replay(pos, root, root_key, _path(child))
+                    out.best_first = out.moves[0]
+                    return out
+            counter += 1
+            push(heap, (heuristic() + g, counter, snapshot(), k, child, g))
+            undo(u)
+    else:
+        out.verdict = UNWINNABLE
+        out.reason = f"all {len(seen)} reachable positions searched"
+    out.nodes = nodes
+    if prefix:
+        out.best_first = prefix[0]
+    elif best_link is not None:
+        out.best_first = _replay(pos, root, root_key, _path(best_link)[:1])[0]
+    return out

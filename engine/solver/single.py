@@ -1,0 +1,278 @@
+"""Positions for the one-card-at-a-time variants: Portuguese, Spanish and Fortress.
+
+Piles are lists of card ints (``engine.cards``), bottom to top; the key ignores pile
+order (``keys``). Moves that cannot matter are never generated: a lone card to an empty
+pile (the same position again), a move to any empty pile but the first (all empty piles
+are alike when pile order does not matter), and a takeback of a card the safe-move rule
+would at once put back up.
+"""
+
+from __future__ import annotations
+
+from ..moves import TABLEAU, TAKEBACK, TO_FOUNDATION
+from .keys import ON_TABLE, PAIR, SUPPORTS, order_free_key
+from .safety import AutoRule, rank_limits
+from .search import Mv, Undo
+
+_SUITS = "SHDC"
+_NO_AUTOS: tuple[tuple[int, int], ...] = ()
+PILE_MEMO_LIMIT = 100_000  # distinct piles whose heuristic share is remembered
+
+
+class SinglePosition:
+    """A board of a one-card variant. ``fits[top]`` lists the cards that may go on
+    ``top``; ``empty_any`` says whether an empty pile takes any card (else only a King);
+    ``takeback`` enables foundation-to-tableau moves; ``auto`` names which foundation
+    moves are safe to play at once (``safety``)."""
+
+    __slots__ = (
+        "_memo",
+        "_same_suit",
+        "auto",
+        "empty_any",
+        "fits",
+        "found",
+        "key",
+        "left",
+        "piles",
+        "takeback",
+    )
+
+    def __init__(
+        self,
+        piles: list[list[int]],
+        found: list[int],
+        fits: tuple[tuple[int, ...], ...],
+        empty_any: bool,
+        takeback: bool,
+        auto: AutoRule,
+    ) -> None:
+        self.piles = [p[:] for p in piles]
+        self.found = found[:]
+        self.fits = fits
+        self.empty_any = empty_any
+        self.takeback = takeback
+        self.auto = auto
+        self.key = order_free_key(self.piles)
+        self.left = sum(len(p) for p in self.piles)
+        self._memo: dict[bytes, int] = {}
+        # Fortress builds in suit: there a card is only "in order" on a suit neighbour
+        self._same_suit = all(c // 13 == t // 13 for t, cs in enumerate(fits) for c in cs)
+
+    # ------------------------------------------------------------------ moves
+    def moves(self) -> list[Mv]:
+        """Every move worth trying: foundation moves, tableau moves, takebacks."""
+        piles, found, fits = self.piles, self.found, self.fits
+        where: dict[int, int] = {}
+        out: list[Mv] = []
+        first_empty = -1
+        for i, p in enumerate(piles):
+            if p:
+                t = p[-1]
+                where[t] = i
+                if found[t // 13] == t % 13:
+                    out.append((TO_FOUNDATION, i, 0, 1))
+            elif first_empty < 0:
+                first_empty = i
+        for j, q in enumerate(piles):
+            if q:
+                for c in fits[q[-1]]:
+                    i = where.get(c, -1)
+                    if i >= 0:
+                        out.append((TABLEAU, i, j, 1))
+        if first_empty >= 0:
+            empty_any = self.empty_any
+            for i, p in enumerate(piles):
+                if len(p) > 1 and (empty_any or p[-1] % 13 == 12):
+                    out.append((TABLEAU, i, first_empty, 1))
+        if self.takeback:
+            limits = rank_limits(self.auto, found)
+            for s in range(4):
+                height = found[s]
+                if height == 0 or height - 1 <= limits[s]:
+                    continue  # empty, or the card would go straight back up
+                card = s * 13 + height - 1
+                for j, q in enumerate(piles):
+                    if q and card in fits[q[-1]]:
+                        out.append((TAKEBACK, s, j, 1))
+                if first_empty >= 0 and (self.empty_any or height == 13):
+                    out.append((TAKEBACK, s, first_empty, 1))
+        return out
+
+    def child_key(self, mv: Mv) -> int:
+        """The key after a tableau move ``mv`` if it sets off no safe foundation move,
+        computed without playing it; -1 when the move has to be played to know."""
+        kind, src, dst, _ = mv
+        if kind != TABLEAU:
+            return -1
+        p, q = self.piles[src], self.piles[dst]
+        c = p[-1]
+        if len(p) > 1:
+            under = p[-2]
+            if self.auto and self.found[under // 13] == under % 13 \
+                    and under % 13 <= rank_limits(self.auto, self.found)[under // 13]:
+                return -1
+        else:
+            under = ON_TABLE
+        over = q[-1] if q else ON_TABLE
+        return self.key ^ PAIR[c * SUPPORTS + under] ^ PAIR[c * SUPPORTS + over]
+
+    # ------------------------------------------------------------------ play
+    def start(self) -> list[str]:
+        """Play the safe foundation moves of the initial position."""
+        return [f"{i + 1}>f" for i, _ in self._autoplay(-1)]
+
+    def play(self, mv: Mv) -> Undo:
+        """Play ``mv`` and the safe foundation moves it allows."""
+        key = self.key
+        kind, src, dst, _ = mv
+        piles = self.piles
+        if kind == TABLEAU:
+            p, q = piles[src], piles[dst]
+            c = p.pop()
+            self.key ^= (PAIR[c * SUPPORTS + (p[-1] if p else ON_TABLE)]
+                         ^ PAIR[c * SUPPORTS + (q[-1] if q else ON_TABLE)])
+            q.append(c)
+            autos = self._autoplay(src)
+        elif kind == TO_FOUNDATION:
+            p = piles[src]
+            c = p.pop()
+            self.key ^= PAIR[c * SUPPORTS + (p[-1] if p else ON_TABLE)]
+            self.found[c // 13] += 1
+            self.left -= 1
+            autos = self._autoplay(-1)
+        else:  # TAKEBACK: src is the suit; nothing new becomes safe
+            self.found[src] -= 1
+            c = src * 13 + self.found[src]
+            q = piles[dst]
+            self.key ^= PAIR[c * SUPPORTS + (q[-1] if q else ON_TABLE)]
+            q.append(c)
+            self.left += 1
+            autos = _NO_AUTOS
+        return (key, mv, autos, c)
+
+    def _autoplay(self, changed: int) -> tuple[tuple[int, int], ...]:
+        """Play every safe foundation move until none is left; (pile, card) of each.
+        ``changed`` is the only pile whose top changed (-1: look at every pile)."""
+        auto = self.auto
+        if not auto:
+            return _NO_AUTOS
+        piles, found = self.piles, self.found
+        if changed >= 0:  # fast path: nothing else can have become safe
+            p = piles[changed]
+            if not p:
+                return _NO_AUTOS
+            t = p[-1]
+            if found[t // 13] != t % 13 or t % 13 > rank_limits(auto, found)[t // 13]:
+                return _NO_AUTOS
+        done: list[tuple[int, int]] = []
+        again = True
+        while again:
+            again = False
+            limits = rank_limits(auto, found)  # stale within a pass: only more cautious
+            for i, p in enumerate(piles):
+                while p:
+                    c = p[-1]
+                    r = c % 13
+                    if found[c // 13] != r or r > limits[c // 13]:
+                        break
+                    p.pop()
+                    self.key ^= PAIR[c * SUPPORTS + (p[-1] if p else ON_TABLE)]
+                    found[c // 13] += 1
+                    done.append((i, c))
+                    again = True
+        self.left -= len(done)
+        return tuple(done)
+
+    def undo(self, u: Undo) -> None:
+        """Take back a ``play``."""
+        key, (kind, src, dst, _), autos, card = u
+        piles, found = self.piles, self.found
+        if autos:
+            for i, c in reversed(autos):
+                found[c // 13] -= 1
+                piles[i].append(c)
+            self.left += len(autos)
+        if kind == TABLEAU:
+            piles[src].append(piles[dst].pop())
+        elif kind == TO_FOUNDATION:
+            found[card // 13] -= 1
+            piles[src].append(card)
+            self.left += 1
+        else:
+            piles[dst].pop()
+            found[src] += 1
+            self.left -= 1
+        self.key = key
+
+    def notation(self, u: Undo) -> list[str]:
+        """The played move then its safe foundation moves, in canonical notation."""
+        _, (kind, src, dst, _n), autos, _card = u
+        if kind == TABLEAU:
+            first = f"{src + 1}>{dst + 1}"
+        elif kind == TO_FOUNDATION:
+            first = f"{src + 1}>f"
+        else:
+            first = f"f{_SUITS[src]}>{dst + 1}"
+        return [first] + [f"{i + 1}>f" for i, _ in autos]
+
+    # ------------------------------------------------------------ best-first
+    def snapshot(self) -> bytes:
+        """The board as compact bytes: the four foundation heights, then the piles
+        separated by 0xFF."""
+        return bytes(self.found) + b"\xff".join(bytes(p) for p in self.piles)
+
+    def restore(self, snap: bytes, key: int) -> None:
+        """Set the board to a ``snapshot`` whose key is ``key``."""
+        self.found = list(snap[:4])
+        self.piles = [list(p) for p in snap[4:].split(b"\xff")]
+        self.left = 52 - sum(self.found)
+        self.key = key
+
+    def heuristic(self) -> int:
+        """An estimate of the work left (lower is better; see docs/SOLVER.md)."""
+        found, piles = self.found, self.piles
+        score = 10 * self.left
+        memo = self._memo
+        if len(memo) > PILE_MEMO_LIMIT:
+            memo.clear()
+        for p in piles:
+            if not p:
+                score -= 8
+                continue
+            b = bytes(p)
+            share = memo.get(b)
+            if share is None:
+                share = memo[b] = self._pile_share(p)
+            score += share
+        # the cards above each suit's next card all have to move first
+        for s in range(4):
+            h = found[s]
+            if h < 13:
+                c = s * 13 + h
+                for p in piles:
+                    if c in p:
+                        score += 3 * (len(p) - 1 - p.index(c))
+                        break
+        return score
+
+    def _pile_share(self, p: list[int]) -> int:
+        """The part of the heuristic a pile alone decides: cards not lying on a card
+        they build on, cards above a lower card of their suit (they must move before it
+        goes up), and Kings off the bottom (they need an empty pile to move to)."""
+        fits = self.fits
+        score = 0
+        lowest = [99, 99, 99, 99]
+        below = -1
+        for depth, c in enumerate(p):
+            if below >= 0 and c not in fits[below]:
+                score += 1
+            s = c // 13
+            if lowest[s] < c:
+                score += 5
+            else:
+                lowest[s] = c
+            if depth and c % 13 == 12 and not self._same_suit:
+                score += 5
+            below = c
+        return score
