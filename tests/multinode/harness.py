@@ -110,13 +110,14 @@ class _Client:
         self.ws: ClientConnection | None = None
         self.inbox: list[Any] = []
         self.history: list[Any] = []  # every message received, in order
+        self.welcome: m.Welcome | None = None
 
     async def open(self, url: str, token: str | None = None, seen: int = 0) -> None:
         self.ws = await connect(url, max_size=None, compression=None, open_timeout=5)
         self.inbox.clear()
         await self.send(m.Hello(version=PROTOCOL_VERSION, name=self.name, token=token, seen=seen))
         if token is None:
-            await self.expect(m.Welcome)
+            self.welcome = await self.expect(m.Welcome)
 
     async def send(self, message: Any) -> None:
         assert self.ws is not None
