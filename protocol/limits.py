@@ -1,4 +1,4 @@
-"""Limits checked on decode, and the rate-limit defaults a server announces.
+"""Limits checked on decode.
 
 Every string, list, map and integer a client sends is bounded here (the test
 tests/protocol/test_limits.py walks every client message type and fails on any field
@@ -34,10 +34,3 @@ MAX_COUNTDOWN_S = 60
 MAX_CLIENT_STR = 64  # client software name
 MAX_NONCE = 2**32 - 1  # ping nonce
 MAX_SEED = (1 << 64) - 1
-
-# Rate limit (token bucket per connection): every message costs one credit; credits
-# refill at RATE_PER_S a second up to RATE_BURST. A message without a credit is answered
-# by Error rate_limited (retryable) and otherwise ignored. Welcome.rl announces the rate a
-# server actually uses; these are the defaults.
-RATE_PER_S = 20.0
-RATE_BURST = 40
