@@ -3,6 +3,7 @@ a bare websockets echo server measured in the same run (same client, same frame 
 same loopback), so the figures say what the game logic costs on top of the transport.
 
     .venv/bin/python bench/server_bench.py [--moves 3000] [--clients 16] [--seconds 3]
+                                           [--window 8] [--redis]
 
 Each server runs in its own process (uvloop when installed); the load generator is this
 process. A player alternates a pair of moves that undo each other (found on a fixed
@@ -65,7 +66,8 @@ async def _run_solrace() -> None:
     from server.config import ServerConfig
 
     config = ServerConfig(port=0, rate_burst=1_000_000, rate_per_s=1_000_000.0,
-                          seed_source=lambda: SEED, outbound_queue=100_000)
+                          seed_source=lambda: SEED, outbound_queue=100_000,
+                          store_url=os.environ.get("BENCH_STORE_URL") or None)
     server = Server(config)
     await server.start()
     print(f"listening {server.port}", flush=True)
@@ -85,7 +87,7 @@ async def _run_echo() -> None:
 
 
 def _serve(role: str) -> None:
-    coro = _run_solrace() if role == "solrace" else _run_echo()
+    coro = _run_echo() if role == "echo" else _run_solrace()
     try:
         import uvloop
     except ImportError:
@@ -192,15 +194,36 @@ async def measure(url: str, echo: bool, moves: int, clients: int, seconds: float
     }
 
 
-def _start(role: str) -> tuple[subprocess.Popen[str], str]:
+def _start(role: str, store_url: str = "") -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "BENCH_STORE_URL": store_url}
     proc = subprocess.Popen([sys.executable, __file__, "--serve", role], stdout=subprocess.PIPE,
-                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line.startswith("listening"):
         proc.kill()
         raise SystemExit(f"{role} server did not start: {line!r}")
     return proc, f"ws://127.0.0.1:{line.split()[1]}"
+
+
+def _start_redis() -> tuple[subprocess.Popen[bytes], str]:
+    """A private redis-server on a free loopback port (never 6379), no persistence."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return proc, f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            time.sleep(0.05)
+    proc.terminate()
+    raise SystemExit("redis-server did not start")
 
 
 def main() -> None:
@@ -210,27 +233,39 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16, help="throughput clients")
     parser.add_argument("--seconds", type=float, default=3.0, help="throughput duration")
     parser.add_argument("--window", type=int, default=8, help="moves in flight per client")
+    parser.add_argument("--redis", action="store_true",
+                        help="also measure solrace on a private redis-server (started here)")
     parser.add_argument("--serve", choices=["solrace", "echo"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         _serve(args.serve)
         return
     cycle = find_cycle(VARIANT, SEED)
+    runs = [("echo", ""), ("solrace", "")]
+    redis = _start_redis() if args.redis else None
+    if redis is not None:
+        runs.append(("solrace", redis[1]))
     rows = []
-    for role in ("echo", "solrace"):
-        proc, url = _start(role)
-        try:
-            result = asyncio.run(measure(url, role == "echo", args.moves, args.clients,
-                                         args.seconds, args.window, cycle))
-        finally:
-            proc.terminate()  # our own child, by its handle
-            proc.wait(10)
-        rows.append((role, result))
+    try:
+        for role, store_url in runs:
+            proc, url = _start(role, store_url)
+            try:
+                result = asyncio.run(measure(url, role == "echo", args.moves, args.clients,
+                                             args.seconds, args.window, cycle))
+            finally:
+                proc.terminate()  # our own child, by its handle
+                proc.wait(10)
+            name = ("websockets echo (baseline)" if role == "echo" else
+                    "solrace (redis store)" if store_url else "solrace (memory store)")
+            rows.append((name, result))
+    finally:
+        if redis is not None:
+            redis[0].terminate()
+            redis[0].wait(10)
     print(f"{'server':<28} {'p50 µs':>8} {'p99 µs':>8} {'moves/s':>10}")
-    names = {"echo": "websockets echo (baseline)", "solrace": "solrace (memory store)"}
-    for role, r in rows:
-        print(f"{names[role]:<28} {r['p50_us']:>8.0f} {r['p99_us']:>8.0f} {r['per_s']:>10.0f}")
-    echo, race = rows[0][1], rows[1][1]
+    for name, r in rows:
+        print(f"{name:<28} {r['p50_us']:>8.0f} {r['p99_us']:>8.0f} {r['per_s']:>10.0f}")
+    echo, race = rows[0][1], rows[1][1]  # memory store vs echo
     print(f"solrace/echo: p50 x{race['p50_us'] / echo['p50_us']:.2f}, "
           f"p99 x{race['p99_us'] / echo['p99_us']:.2f}, "
           f"throughput x{race['per_s'] / echo['per_s']:.2f}")

@@ -51,6 +51,7 @@ class Server:
         self._ws: WsServer | None = None
         self.port = 0
         self.stopping = False
+        self.solver_slot = asyncio.Semaphore(1)  # deal=winnable searches, one at a time
 
     @property
     def url(self) -> str:

@@ -57,26 +57,30 @@ def validate_settings(settings: RoomSettings) -> RoomSettings:
 async def _choose_seed(
     server: Server, settings: RoomSettings
 ) -> tuple[int, bool | None, int | None]:
-    """A secret 64-bit seed; for ``deal=winnable`` one the solver proved winnable."""
+    """A secret 64-bit seed; for ``deal=winnable`` the first seed from a secret random
+    start that the solver proves winnable (with its solution length as ``par``).
+
+    The search runs in a thread, one at a time per node (it is CPU-bound: while it runs,
+    it shares the interpreter with the event loop), for at most ``solver_budget_s``."""
     source = server.config.seed_source
     seed = source() if source is not None else secrets.randbits(64)
     if settings.deal != "winnable":
         return seed, None, None
     try:
-        from engine.solver import find_winnable_seed  # type: ignore[attr-defined]
+        from engine.solver import find_winnable_seed
     except ImportError:
         raise ProtocolError(Code.BAD_SETTINGS, "deal=winnable is not available yet") from None
-    budget = server.config.solver_budget_s
-    found: Any = await asyncio.to_thread(
-        find_winnable_seed, settings.variant, dict(settings.options), seed, budget
-    )
+    async with server.solver_slot:
+        found = await asyncio.to_thread(
+            find_winnable_seed, settings.variant, dict(settings.options), seed,
+            total_seconds=server.config.solver_budget_s,
+        )
     if found is None:
-        raise ProtocolError(Code.BAD_SETTINGS, "no winnable deal found in time; try again")
-    if isinstance(found, int):
-        return found, True, None
-    seed_found, result = found  # (seed, SolveResult)
-    moves = getattr(result, "moves", None)
-    return int(seed_found), True, (len(moves) if moves else None)
+        raise ProtocolError(
+            Code.BAD_SETTINGS, "no winnable deal found in the time allowed; try again"
+        )
+    winnable_seed, moves = found
+    return winnable_seed, True, len(moves)
 
 
 async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,8 @@ class Room:
         self._spectator_timers: set[asyncio.TimerHandle] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._subscribed = False
+        self._outbox: deque[bytes] = deque()
+        self._publisher: asyncio.Task[None] | None = None
         self.closed = False
 
     # ------------------------------------------------------------------ life cycle
@@ -112,7 +115,12 @@ class Room:
         self._arm_timers()
 
     async def close(self) -> None:
-        """Unsubscribe and cancel every timer (the room has no business on this node)."""
+        """Send what is in the outbox, then unsubscribe and cancel every timer (the room
+        has no business on this node)."""
+        try:
+            await asyncio.wait_for(self.flush(), 5)
+        except Exception:
+            log.warning("room %s: outbox not flushed before close", self.code)
         self.closed = True
         for handle in [*self._timers.values(), *self._spectator_timers]:
             handle.cancel()
@@ -208,8 +216,29 @@ class Room:
 
     # ------------------------------------------------------------------ events
     async def publish(self, event: ev.Event) -> None:
-        """Publish ``event`` to every node of the room (this one included)."""
-        await self.store.publish(self.code, ev.encode_event(event))
+        """Publish ``event`` to every node of the room (this one included), in order.
+
+        Events go through a per-room outbox drained by one task, so the caller (a move
+        being acknowledged) does not wait for the publish round trip, while events from
+        this node still reach every node in the order they were produced. A publish that
+        fails is logged: the state is in the store, and the next event or a resume brings
+        receivers up to date."""
+        self._outbox.append(ev.encode_event(event))
+        if self._publisher is None or self._publisher.done():
+            self._publisher = asyncio.get_running_loop().create_task(self._drain_outbox())
+
+    async def _drain_outbox(self) -> None:
+        while self._outbox:
+            data = self._outbox.popleft()
+            try:
+                await self.store.publish(self.code, data)
+            except Exception:
+                log.exception("room %s: publish failed; event dropped", self.code)
+
+    async def flush(self) -> None:
+        """Wait until every event published so far has been handed to the store."""
+        while self._publisher is not None and not self._publisher.done():
+            await asyncio.shield(self._publisher)
 
     async def _on_event(self, data: bytes) -> None:
         try:

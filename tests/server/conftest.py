@@ -9,6 +9,7 @@ private Redis (the ``redis_url`` fixture of tests/conftest.py); a test can also 
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -30,14 +31,20 @@ def e2e_store_url(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-async def server_factory(e2e_store_url: str) -> AsyncIterator[ServerFactory]:
+async def server_factory(
+    e2e_store_url: str, request: pytest.FixtureRequest
+) -> AsyncIterator[ServerFactory]:
     """``await server_factory(**config)`` → a started ``Server`` (port 0 → a free port).
     Config keys are ``ServerConfig`` fields; ``store_url`` defaults to ``e2e_store_url``.
-    Several servers with the same Redis URL act as several nodes of one service."""
+    Several servers with the same Redis URL act as several nodes of one service.
+    Room seeds come from a generator seeded by the test's name, so every run of a test
+    races the same deals (and different tests race different ones)."""
     servers: list[Server] = []
+    seeds = random.Random(request.node.nodeid)
 
     async def start(**overrides: Any) -> Server:
         overrides.setdefault("store_url", e2e_store_url)
+        overrides.setdefault("seed_source", lambda: seeds.getrandbits(64))
         overrides.setdefault("port", 0)
         overrides.setdefault("host", "127.0.0.1")
         server = Server(ServerConfig(**overrides))

@@ -14,6 +14,7 @@ from server import lobby
 from server.app import Server
 from server.store import StoreUnavailable
 from server.store.memory import MemoryStore
+from server.verify import verify_results
 
 from .client import Board, TestClient
 from .conftest import ServerFactory
@@ -114,19 +115,20 @@ async def test_bad_settings_carry_the_engines_message(server: Server, settings: 
     await _pong(client)
 
 
-async def test_winnable_deal_needs_the_solver(server: Server) -> None:
-    try:
-        from engine.solver import find_winnable_seed  # type: ignore[attr-defined]  # noqa: F401
-    except ImportError:
-        client = await TestClient.connect(server.url, "c")
-        await client.send(m.CreateRoom(settings=m.RoomSettings(variant="portuguese",
-                                                               deal="winnable")))
-        error = await client.expect_error("bad_settings")
-        assert "not available" in error.message
-    else:
-        client = await TestClient.connect(server.url, "c")
-        joined = await client.create(variant="portuguese", deal="winnable")
-        assert joined.phase == "lobby"
+async def test_winnable_deals_come_with_a_par(server: Server) -> None:
+    """deal=winnable: the solver proves the deal winnable before the room exists; the
+    results say so and give the solution's length as par."""
+    client = await TestClient.connect(server.url, "c")
+    await client.send(m.CreateRoom(settings=m.RoomSettings(
+        variant="portuguese", deal="winnable", countdown_s=0)))
+    joined = await client.expect(m.Joined, wait=30)  # the search may take a few seconds
+    await client.send(m.Ready())
+    await client.expect(m.Started)
+    await client.send(m.Resign())
+    results = await client.expect(m.Results)
+    assert results.winnable is True and results.par and results.par > 0
+    assert verify_results(results) == []
+    assert joined.commitment == results.commitment
 
 
 async def test_room_rules(server: Server) -> None:
