@@ -6,8 +6,8 @@ Promises: ``encode`` turns a message struct into one MessagePack map. ``decode_c
 its meaning (``bad field `r.m` (CreateRoom.settings.max_players): expected `int` <= 16``).
 A frame that fails to decode has no effect: nothing was built from it.
 
-The hot path (a well-formed frame) is one type check, one length check, one byte
-check and msgspec's decoder; everything else runs only when a frame is bad.
+The hot path (a well-formed ``bytes`` frame) is one type check, one length check and
+msgspec's decoder; everything else runs only when a frame is bad or not ``bytes``.
 """
 
 from __future__ import annotations
@@ -81,17 +81,27 @@ def decode_client(data: Any, max_frame: int = MAX_FRAME) -> ClientMessage:
     unknown_type, bad_field, or version_mismatch (a hello whose ``v`` is not
     ``PROTOCOL_VERSION``: checked before anything else in the hello, so a client of
     another version always learns that, whatever else its hello holds)."""
-    message: ClientMessage = _decode(_client_decoder, CLIENT_TYPES, data, max_frame, True)
+    if type(data) is bytes and len(data) <= max_frame:  # the hot path: no extra call
+        try:
+            message = _client_decoder.decode(data)
+        except Exception as exc:
+            raise _failure(exc, data, CLIENT_TYPES, True) from None
+    else:
+        message = _decode_other(_client_decoder, CLIENT_TYPES, data, max_frame, True)
     if type(message) is Hello and message.version != PROTOCOL_VERSION:
         raise DecodeError(Code.VERSION_MISMATCH, version_mismatch_text(message.version))
-    return message
+    return message  # type: ignore[no-any-return]
 
 
 def decode_server(data: Any, max_frame: int = MAX_SERVER_FRAME) -> ServerMessage:
     """The server message in one frame (for clients and tests), or ``DecodeError`` with
     code bad_frame, frame_too_large, unknown_type or bad_field."""
-    message: ServerMessage = _decode(_server_decoder, SERVER_TYPES, data, max_frame, False)
-    return message
+    if type(data) is bytes and len(data) <= max_frame:
+        try:
+            return _server_decoder.decode(data)  # type: ignore[no-any-return]
+        except Exception as exc:
+            raise _failure(exc, data, SERVER_TYPES, False) from None
+    return _decode_other(_server_decoder, SERVER_TYPES, data, max_frame, False)  # type: ignore[no-any-return]
 
 
 def version_mismatch_text(client_version: object) -> str:
@@ -110,35 +120,45 @@ def version_mismatch_text(client_version: object) -> str:
 # ------------------------------------------------------------------------ internals
 
 
-def _decode(
+def _decode_other(
     decoder: msgspec.msgpack.Decoder[Any],
     types: dict[str, type[msgspec.Struct]],
     data: Any,
     max_frame: int,
     check_version: bool,
 ) -> Any:
+    """Decode what the hot path did not take: other buffer types, text, large frames."""
     if not isinstance(data, bytes | bytearray | memoryview):
         kind = "text" if isinstance(data, str) else type(data).__name__
         raise DecodeError(Code.BAD_FRAME, f"frames must be binary (MessagePack), not {kind}")
     size = len(data)
     if size > max_frame:
         raise DecodeError(Code.FRAME_TOO_LARGE, f"frame of {size} bytes; the limit is {max_frame}")
-    first = data[0] if size else -1
-    if not (0x80 <= first <= 0x8F or first in (0xDE, 0xDF)):
-        got = _kind_of(first)
-        raise DecodeError(Code.BAD_FRAME, f"a message must be a MessagePack map, not {got}")
     try:
         return decoder.decode(data)
-    except msgspec.ValidationError as exc:
-        raise _explain(str(exc), data, types, check_version) from None
-    except msgspec.DecodeError as exc:
-        raise DecodeError(Code.BAD_FRAME, f"not valid MessagePack: {exc}") from None
-    except RecursionError:
-        raise DecodeError(Code.BAD_FRAME, "containers are nested too deeply") from None
-    except UnicodeDecodeError:
-        raise DecodeError(Code.BAD_FRAME, "a string is not valid UTF-8") from None
-    except Exception as exc:  # the promise: nothing but DecodeError leaves this module
-        raise DecodeError(Code.BAD_FRAME, f"undecodable frame ({type(exc).__name__})") from None
+    except Exception as exc:
+        raise _failure(exc, data, types, check_version) from None
+
+
+def _failure(
+    exc: Exception, data: Any, types: dict[str, type[msgspec.Struct]], check_version: bool
+) -> DecodeError:
+    """The DecodeError for a frame the decoder refused with ``exc``."""
+    first = data[0] if len(data) else -1
+    if not (0x80 <= first <= 0x8F or first in (0xDE, 0xDF)):
+        return DecodeError(
+            Code.BAD_FRAME, f"a message must be a MessagePack map, not {_kind_of(first)}"
+        )
+    if isinstance(exc, msgspec.ValidationError):
+        return _explain(str(exc), data, types, check_version)
+    if isinstance(exc, msgspec.DecodeError):
+        return DecodeError(Code.BAD_FRAME, f"not valid MessagePack: {exc}")
+    if isinstance(exc, RecursionError):
+        return DecodeError(Code.BAD_FRAME, "containers are nested too deeply")
+    if isinstance(exc, UnicodeDecodeError):
+        return DecodeError(Code.BAD_FRAME, "a string is not valid UTF-8")
+    # The promise: nothing but DecodeError leaves this module.
+    return DecodeError(Code.BAD_FRAME, f"undecodable frame ({type(exc).__name__})")
 
 
 def _kind_of(first: int) -> str:
