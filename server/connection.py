@@ -227,6 +227,8 @@ class Connection:
         if not self.hello_done:
             raise ProtocolError(Code.HELLO_FIRST)
         if isinstance(msg, m.CreateRoom | m.Join):
+            if self.room is not None and self.room.phase == "finished":
+                await lobby.drop(server, self)  # the race is over: moving on needs no leave
             if self.room is not None:
                 raise ProtocolError(Code.ALREADY_IN_ROOM, f"already in room {self.room.code}")
             if isinstance(msg, m.CreateRoom):

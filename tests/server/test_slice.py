@@ -40,3 +40,14 @@ async def test_two_players_race_to_results(server: Server) -> None:
     assert engine.verify_commitment(results.seed, results.salt, joined.commitment)
     assert [len(log.moves) for log in results.logs] == [played, 0]
     assert {e.seat for e in results.ranking} == {1, 2}
+
+
+async def test_after_the_results_the_connection_can_race_again(server: Server) -> None:
+    one = await TestClient.connect(server.url, "one")
+    first = await one.create(variant="fortress", countdown_s=0)
+    await one.send(m.Ready())
+    await one.expect(m.Started)
+    await one.send(m.Resign())
+    await one.expect(m.Results)
+    second = await one.create(variant="fortress", countdown_s=0)
+    assert second.code != first.code and second.seat == 1
