@@ -8,6 +8,7 @@ tests start themselves on free loopback ports and stop by pid. Never the machine
   that asks for ``redis_url``); cheaper when a test does not stop or restart Redis.
 - ``redis_cluster``: a 3-master Redis Cluster for the session (``.url`` ends in
   ``?cluster=1``), flushed before each test that uses it.
+- ``redis_cluster_with_replicas``: 3 masters + 3 replicas, for one test (failover tests).
 - ``store_url``: parametrized over the backends ("memory" → ``""``, "redis" → a private
   standalone server) for suites that should pass on both.
 """
@@ -164,27 +165,30 @@ class RedisClusterProcesses:
             node.stop()
 
 
-def _start_cluster(workdir: Path) -> RedisClusterProcesses:
+def _start_cluster(
+    workdir: Path, replicas: int = 0, node_timeout_ms: int = 2000
+) -> RedisClusterProcesses:
+    """Three masters (and ``replicas`` replicas of each), joined into one cluster."""
     nodes = []
-    for i in range(3):
+    for i in range(3 * (1 + replicas)):
         port = free_port(with_bus=True)
         node_dir = workdir / f"node{i}"
         node_dir.mkdir()
         extra = [
             "--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
-            "--cluster-node-timeout", "2000",
+            "--cluster-node-timeout", str(node_timeout_ms),
         ]
         nodes.append(RedisProcess(node_dir, port, extra).start())
     cluster = RedisClusterProcesses(nodes)
     try:
         addresses = [f"127.0.0.1:{n.port}" for n in nodes]
         subprocess.run(
-            ["redis-cli", "--cluster", "create", *addresses, "--cluster-replicas", "0",
-             "--cluster-yes"],
+            ["redis-cli", "--cluster", "create", *addresses, "--cluster-replicas",
+             str(replicas), "--cluster-yes"],
             check=True, capture_output=True, timeout=30,
         )
         deadline = time.monotonic() + READY_TIMEOUT_S
-        while not all(b"cluster_state:ok" in n.command("CLUSTER", "INFO") for n in nodes):
+        while not all(_cluster_ready(n) for n in nodes):
             if time.monotonic() > deadline:  # bounded readiness polling
                 raise RuntimeError("redis cluster did not reach cluster_state:ok in time")
             time.sleep(0.05)
@@ -192,6 +196,23 @@ def _start_cluster(workdir: Path) -> RedisClusterProcesses:
         cluster.stop()
         raise
     return cluster
+
+
+def _cluster_ready(node: RedisProcess) -> bool:
+    """The node sees the cluster ok and, if it is a replica, is in sync with its master."""
+    if b"cluster_state:ok" not in node.command("CLUSTER", "INFO"):
+        return False
+    replication = node.command("INFO", "replication")
+    return b"role:master" in replication or b"master_link_status:up" in replication
+
+
+@pytest.fixture
+def redis_cluster_with_replicas(tmp_path: Path) -> Iterator[RedisClusterProcesses]:
+    """A private cluster of 3 masters with one replica each (fast failure detection: 1 s
+    node timeout), for this test only (tests kill its nodes)."""
+    cluster = _start_cluster(tmp_path, replicas=1, node_timeout_ms=1000)
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture

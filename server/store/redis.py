@@ -43,7 +43,7 @@ from protocol.limits import MAX_SEATS
 from . import redis_scripts as lua
 from .base import EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
 from .records import LogEntry, RoomRecord, SeatRecord
-from .redis_bus import HISTORY_LEN, Listener, Numbered, call_handler, split_message
+from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 
 log = logging.getLogger("solrace.store.redis")
 
@@ -118,9 +118,11 @@ class RedisStore:
                 "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY",
             )
         }
-        self._handlers: dict[str, list[EventHandler]] = defaultdict(list)
-        self._listeners: dict[str, Listener] = {}
-        self._node_clients: list[Redis] = []
+        node_options = {
+            "socket_timeout": SOCKET_TIMEOUT_S, "socket_connect_timeout": SOCKET_TIMEOUT_S,
+            "retry": Retry(NoBackoff(), 1),
+        }
+        self._bus = Bus(client, cluster, self._event_history, node_options)
 
     @classmethod
     def from_url(cls, url: str) -> RedisStore:
@@ -337,56 +339,11 @@ class RedisStore:
     async def subscribe(self, code: str, handler: EventHandler) -> None:
         """Register ``handler``; the first handler of a room subscribes this process to
         it and returns once Redis confirmed (StoreUnavailable if it could not)."""
-        channel = _Keys(code).events
-        handlers = self._handlers[channel]
-        handlers.append(handler)
-        if len(handlers) > 1:
-            return
-        try:
-            listener = await self._listener_for(channel)
-            await listener.add(channel)
-        except BaseException:
-            handlers.remove(handler)
-            if not handlers:
-                del self._handlers[channel]
-            raise
+        await self._bus.subscribe(_Keys(code).events, handler)
 
     async def unsubscribe(self, code: str, handler: EventHandler) -> None:
         """Forget ``handler``; the last one of a room unsubscribes from its channel."""
-        channel = _Keys(code).events
-        handlers = self._handlers.get(channel)
-        if not handlers or handler not in handlers:
-            return
-        handlers.remove(handler)
-        if not handlers:
-            del self._handlers[channel]
-            for listener in self._listeners.values():
-                await listener.remove(channel)
-
-    async def _dispatch(self, channel: str, event: bytes) -> None:
-        for handler in list(self._handlers.get(channel, ())):
-            await call_handler(handler, event)
-
-    async def _listener_for(self, channel: str) -> Listener:
-        if not self._cluster:
-            name = "main"
-            if name not in self._listeners:
-                self._listeners[name] = Listener(
-                    self._client, False, self._dispatch, self._event_history, name
-                )
-            return self._listeners[name]
-        await self._run("discover cluster", self._client.initialize())
-        node = self._client.get_node_from_key(channel)
-        if node.name not in self._listeners:
-            client = Redis(
-                host=node.host, port=node.port, socket_timeout=SOCKET_TIMEOUT_S,
-                socket_connect_timeout=SOCKET_TIMEOUT_S, retry=Retry(NoBackoff(), 1),
-            )
-            self._node_clients.append(client)
-            self._listeners[node.name] = Listener(
-                client, True, self._dispatch, self._event_history, node.name
-            )
-        return self._listeners[node.name]
+        await self._bus.unsubscribe(_Keys(code).events, handler)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -404,9 +361,5 @@ class RedisStore:
 
     async def close(self) -> None:
         """Stop the subscribers and close every connection."""
-        for listener in self._listeners.values():
-            await listener.close()
-        self._listeners.clear()
-        for client in self._node_clients:
-            await client.aclose()
+        await self._bus.close()
         await self._client.aclose()

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from .base import EventHandler, StoreError, StoreUnavailable
@@ -55,9 +56,11 @@ class Listener:
     background task keeps it connected and subscribed, and delivers events in order."""
 
     def __init__(
-        self, client: Redis, sharded: bool, dispatch: Dispatch, history: History, name: str
+        self, client: Redis, sharded: bool, dispatch: Dispatch, history: History, name: str,
+        on_failure: Callable[[Listener], Awaitable[None]] | None = None,
     ) -> None:
         self._client = client
+        self._on_failure = on_failure
         self._sharded = sharded
         self._dispatch = dispatch
         self._history = history
@@ -75,11 +78,23 @@ class Listener:
         """True while the subscriber connection is up."""
         return self._pubsub is not None
 
-    async def add(self, channel: str) -> None:
+    @property
+    def channels(self) -> list[str]:
+        """The channels this listener serves."""
+        return list(self._last)
+
+    def position(self, channel: str) -> tuple[bytes, int] | None:
+        """(numbering, last event number delivered) for ``channel``."""
+        return self._last.get(channel)
+
+    async def add(self, channel: str, since: tuple[bytes, int] | None = None) -> None:
         """Subscribe to ``channel`` and wait until Redis confirms it; StoreUnavailable if
-        it cannot (then nothing changed)."""
-        numbering, counter, _ = await self._history(channel)
-        self._last[channel] = (numbering, counter)
+        it cannot (then nothing changed). Events after ``since`` (a ``position`` of
+        another listener, when a channel moves) or else after now are delivered."""
+        if since is None:
+            numbering, counter, _ = await self._history(channel)
+            since = (numbering, counter)
+        self._last[channel] = since
         waiter = asyncio.get_running_loop().create_future()
         self._waiters[channel] = waiter
         self._wake.set()
@@ -96,6 +111,11 @@ class Listener:
         except StoreUnavailable:
             await self.remove(channel)
             raise
+
+    def restore(self, channel: str, since: tuple[bytes, int]) -> None:
+        """Take ``channel`` back without waiting (its next reconnect subscribes it)."""
+        self._last[channel] = since
+        self._wake.set()
 
     async def remove(self, channel: str) -> None:
         """Stop listening to ``channel`` (best effort on the wire: a reconnect forgets it)."""
@@ -154,6 +174,11 @@ class Listener:
                 self._pubsub = None
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
+            if self._on_failure is not None:
+                try:
+                    await self._on_failure(self)
+                except Exception:
+                    log.exception("redis subscriber %s: failure handling failed", self.name)
             await asyncio.sleep(backoff)  # reconnect backoff, not synchronisation
             backoff = min(backoff * 2, BACKOFF_MAX_S)
 
@@ -216,3 +241,107 @@ async def call_handler(handler: EventHandler, event: bytes) -> None:
             await result
     except Exception:
         log.exception("event handler %r failed", handler)
+
+
+class Bus:
+    """The handlers of every room this process listens to, and the listeners that feed
+    them: one for a standalone Redis; on Cluster one per master, chosen by the room's
+    slot. When a Cluster master fails over (or a slot moves), the listener that lost its
+    master refreshes the slot map and moves its rooms to their new masters' listeners,
+    from the last event it delivered (so the catch-up covers the switch)."""
+
+    def __init__(
+        self, client: Redis | RedisCluster, cluster: bool, history: History,
+        node_options: dict[str, Any],
+    ) -> None:
+        self._client: Any = client
+        self._cluster = cluster
+        self._history = history
+        self._node_options = node_options
+        self._handlers: dict[str, list[EventHandler]] = {}
+        self._listeners: dict[str, Listener] = {}
+        self._node_clients: list[Redis] = []
+
+    async def subscribe(self, channel: str, handler: EventHandler) -> None:
+        """Register ``handler``; the room's first handler subscribes (see Listener.add)."""
+        handlers = self._handlers.setdefault(channel, [])
+        handlers.append(handler)
+        if len(handlers) > 1:
+            return
+        try:
+            listener = await self._listener_for(channel)
+            await listener.add(channel)
+        except BaseException:
+            handlers.remove(handler)
+            if not handlers:
+                del self._handlers[channel]
+            raise
+
+    async def unsubscribe(self, channel: str, handler: EventHandler) -> None:
+        """Forget ``handler``; the room's last one unsubscribes."""
+        handlers = self._handlers.get(channel)
+        if not handlers or handler not in handlers:
+            return
+        handlers.remove(handler)
+        if not handlers:
+            del self._handlers[channel]
+            for listener in list(self._listeners.values()):
+                await listener.remove(channel)
+
+    async def close(self) -> None:
+        """Stop every listener and close their connections."""
+        for listener in self._listeners.values():
+            await listener.close()
+        self._listeners.clear()
+        for client in self._node_clients:
+            await client.aclose()
+
+    async def _dispatch(self, channel: str, event: bytes) -> None:
+        for handler in list(self._handlers.get(channel, ())):
+            await call_handler(handler, event)
+
+    async def _listener_for(self, channel: str) -> Listener:
+        if not self._cluster:
+            if "main" not in self._listeners:
+                self._listeners["main"] = Listener(
+                    self._client, False, self._dispatch, self._history, "main"
+                )
+            return self._listeners["main"]
+        try:
+            async with asyncio.timeout(CONFIRM_TIMEOUT_S):
+                await self._client.initialize()
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise StoreUnavailable(f"redis cluster unreachable: {exc}") from exc
+        return self._node_listener(self._client.get_node_from_key(channel))
+
+    def _node_listener(self, node: Any) -> Listener:
+        if node.name not in self._listeners:
+            client = Redis(host=node.host, port=node.port, **self._node_options)
+            self._node_clients.append(client)
+            self._listeners[node.name] = Listener(
+                client, True, self._dispatch, self._history, node.name, self._reroute
+            )
+        return self._listeners[node.name]
+
+    async def _reroute(self, listener: Listener) -> None:
+        """``listener`` lost its master: if the slot map now names other masters for its
+        rooms, move them there."""
+        if not listener.channels:
+            return
+        try:
+            async with asyncio.timeout(CONFIRM_TIMEOUT_S):
+                await self._client.nodes_manager.initialize()
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.info("cluster slot map not refreshed (%s); retrying", exc)
+            return
+        for channel in listener.channels:
+            node = self._client.get_node_from_key(channel)
+            since = listener.position(channel)
+            if node.name == listener.name or since is None:
+                continue
+            log.warning("room channel %s moved from %s to %s", channel, listener.name, node.name)
+            await listener.remove(channel)
+            try:
+                await self._node_listener(node).add(channel, since=since)
+            except StoreUnavailable:
+                listener.restore(channel, since)  # the next failure tries again

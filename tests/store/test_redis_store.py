@@ -232,3 +232,48 @@ async def test_events_published_while_a_subscriber_reconnects_arrive(
     finally:
         await node_a.close()
         await node_b.close()
+
+
+async def test_cluster_failover_keeps_events_flowing(
+    redis_cluster_with_replicas: RedisClusterProcesses,
+) -> None:
+    cluster = redis_cluster_with_replicas
+    listener, publisher = RedisStore.from_url(cluster.url), RedisStore.from_url(cluster.url)
+    got: asyncio.Queue[bytes] = asyncio.Queue()
+    try:
+        code = await room_with_seats(publisher)
+        await listener.subscribe(code, got.put_nowait)
+        await publisher.publish(code, b"before")
+        assert await asyncio.wait_for(got.get(), 5) == b"before"
+        # kill the master that owns the room (SIGKILL); its replica takes over
+        slot = _int_reply(cluster.nodes[0].command("CLUSTER", "KEYSLOT", _Keys(code).room))
+        owner = next(n for n in cluster.nodes if _owns(n, slot))
+        owner.stop()
+        survivors = [n for n in cluster.nodes if n is not owner]
+        deadline = time.monotonic() + 30
+        while not all(b"cluster_state:ok" in n.command("CLUSTER", "INFO") for n in survivors):
+            assert time.monotonic() < deadline, "no failover"
+            await asyncio.sleep(0.1)  # bounded polling of the cluster state
+        while True:  # the publisher's client finds the new master by itself (bounded)
+            try:
+                await publisher.publish(code, b"after")
+                break
+            except StoreUnavailable:
+                assert time.monotonic() < deadline, "cannot publish after the failover"
+        assert await asyncio.wait_for(got.get(), 15) == b"after"
+        assert await listener.get_room(code) is not None, "the room survived on the replica"
+    finally:
+        await listener.close()
+        await publisher.close()
+
+
+def _owns(node: RedisProcess, slot: int) -> bool:
+    """Whether ``node`` is the master serving ``slot`` (from its own CLUSTER NODES)."""
+    for line in node.command("CLUSTER", "NODES").decode().splitlines():
+        fields = line.split()
+        if len(fields) > 8 and "myself" in fields[2] and "master" in fields[2]:
+            for span in fields[8:]:
+                low, _, high = span.partition("-")
+                if low.isdigit() and int(low) <= slot <= int(high or low):
+                    return True
+    return False
