@@ -106,8 +106,9 @@ class RaceClient:
         self.welcome: M.Welcome | None = None
         self.bytes_in = 0  # payload bytes received (for the load generator)
         self.frames_in = 0
-        self.diff_bytes = 0  # payload bytes of Diff and Accepted frames
-        self.diff_frames = 0
+        # Per message type: [frames, payload bytes] (the load generator turns this on).
+        self.count_frames = False
+        self.frame_stats: dict[str, list[int]] = {}
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._closing = False
@@ -153,9 +154,14 @@ class RaceClient:
         self.bytes_in += len(frame)
         self.frames_in += 1
         try:
-            return decode_server(frame)
+            msg = decode_server(frame)
         except DecodeError as exc:
             raise RaceError(exc.code, f"undecodable frame from the server: {exc.message}") from None
+        if self.count_frames:
+            stat = self.frame_stats.setdefault(type(msg).__name__, [0, 0])
+            stat[0] += 1
+            stat[1] += len(frame)
+        return msg
 
     async def connect(self) -> M.Welcome:
         """Open the session: send hello (``bot`` included), return the server's welcome.

@@ -155,7 +155,11 @@ class PlayApp(App[int]):
     def _tick(self) -> None:
         room = self.client.room
         if room.phase in ("countdown", "running"):
-            self.query_one("#header", Static).update(header_text(room, self.size.width))
+            self.query_one("#header", Static).update(self._header())
+
+    def _header(self) -> Text:
+        auto = "auto:on" if self.auto_foundation else ""
+        return header_text(self.client.room, self.size.width, auto)
 
     def redraw(self) -> None:
         """Redraw every part from the client's room state."""
@@ -163,8 +167,7 @@ class PlayApp(App[int]):
             return
         room = self.client.room
         width = self.size.width
-        auto = "auto:on" if self.auto_foundation else ""
-        self.query_one("#header", Static).update(header_text(room, width, auto))
+        self.query_one("#header", Static).update(self._header())
         board_width = max(20, width - SIDE_WIDTH - 4)
         board = room.my_board
         if room.results is not None:

@@ -1,0 +1,152 @@
+"""The play screen, driven headless with Textual's Pilot at 80x24 against a real server."""
+
+from __future__ import annotations
+
+import copy
+
+import engine
+from client_cli.bots import GreedyBot
+from client_cli.sdk import settings_from
+from client_cli.tui.common import screen_text
+from client_cli.tui.play import PlayApp
+from client_cli.tui.render import card_label, pile_key
+from engine.moves import TABLEAU, TO_FOUNDATION, parse_move
+
+SIZE = (80, 24)
+KEY_NAMES = {">": "greater_than_sign", ":": "colon"}
+WON_SEED = 1  # a Brisbane deal the greedy strategy wins in under 100 moves
+
+
+def keys_for(app: PlayApp, move: str) -> list[str]:
+    """The key presses a person would use for ``move``: pile keys where the keys choose
+    exactly this move, else the command line."""
+    mv = parse_move(move)
+    if mv.kind == TO_FOUNDATION:
+        return [pile_key(mv.src), "f"]
+    if mv.kind == TABLEAU and app.resolve(mv.src, mv.dst) == move:
+        return [pile_key(mv.src), pile_key(mv.dst)]
+    return ["colon", *(KEY_NAMES.get(c, c) for c in move), "enter"]
+
+
+async def moves_done(app: PlayApp) -> None:
+    """Wait until the moves the app sent in the background have their answers."""
+    moving = [w for w in app.workers if w.group == "moves"]
+    if moving:  # (an empty list would mean "every worker", the session's included)
+        await app.workers.wait_for_complete(moving)
+
+
+def assert_fits(text: str) -> None:
+    lines = text.split("\n")
+    assert len(lines) == SIZE[1]
+    assert all(len(line) <= SIZE[0] for line in lines)
+
+
+async def start_race(app: PlayApp, pilot) -> None:  # type: ignore[no-untyped-def]
+    await app.client.wait_for(lambda r: bool(r.code), 10)
+    await pilot.press("y")  # the only player is ready: the race starts
+    await app.client.wait_for(lambda r: r.my_board is not None, 10)
+    await pilot.pause()
+
+
+async def test_a_whole_game_played_through_the_ui(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = await start_server(seed=WON_SEED)
+    app = PlayApp(server.url, "tester", create=settings_from("brisbane", countdown_s=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_race(app, pilot)
+        room = app.client.room
+
+        # A refused move: the message line says why, and nothing changed.
+        board = room.my_board
+        assert board is not None
+        legal = {str(m) for m in board.game().legal_moves()}
+        bad = next(f"{i}>{j}" for i in range(1, 8) for j in range(1, 8)
+                   if i != j and f"{i}>{j}" not in legal and board.view["tableau"][i - 1]["up"])
+        src, dst = (int(x) for x in bad.split(">"))
+        await pilot.press(pile_key(src), pile_key(dst))
+        await moves_done(app)
+        await pilot.pause()
+        assert "✗" in str(app.message) and board.seq == 0
+        assert "✗ " + bad in screen_text(app)
+
+        bot = GreedyBot(seed=1)
+        bot.on_start(room)
+        for _ in range(400):
+            board, me = room.my_board, room.me
+            assert board is not None and me is not None
+            if room.results is not None or me.status != "playing":
+                break
+            legal_moves = board.legal_moves()
+            if not legal_moves:
+                break
+            move = bot.choose_move(copy.deepcopy(board.view), legal_moves)
+            if move is None:
+                await pilot.press("x", "x")
+                break
+            seq = board.seq
+            await pilot.press(*keys_for(app, move))
+            await app.client.wait_for(lambda r, s=seq: r.my_board.seq > s, 10)
+        await app.client.wait_for(lambda r: r.results is not None, 20)
+        await pilot.pause()
+        text = screen_text(app)
+        assert_fits(text)
+        assert "Results" in text
+        assert "tester" in text and "won" in text
+        assert "✓ seed check passed" in text
+        assert app.check is not None and app.check.ok
+        await pilot.press("q")
+    assert app.return_value == 0
+
+
+async def test_every_variant_fits_80x24(start_server) -> None:  # type: ignore[no-untyped-def]
+    seed = 12345
+    for variant in engine.VARIANTS:
+        server = await start_server(seed=seed)
+        app = PlayApp(server.url, "tester", create=settings_from(variant, countdown_s=0))
+        async with app.run_test(size=SIZE) as pilot:
+            await start_race(app, pilot)
+            text = screen_text(app)
+            assert_fits(text)
+            layout = engine.new_game(variant, seed=seed).to_layout()
+            rows = text.split("\n")
+            for number, pile in enumerate(layout["tableau"], 1):
+                # The pile's row: its key, every face-up card, one ## per face-down card.
+                row = next(r for r in rows if r.startswith(f" {pile_key(number):>2}│"))
+                cells = row.split("│", 1)[1].split("▏")[0].split()
+                assert cells == ["##"] * len(pile["down"]) + [card_label(c) for c in pile["up"]]
+            down = [c for pile in layout["tableau"] for c in pile["down"]]
+            if variant == "brisbane":
+                assert len(down) == 21 and text.count("##") == 21
+            for code in down:  # a face-down card is nowhere on the screen
+                assert card_label(code) not in text and code not in text
+            assert "tester" in text and "Race" in text
+            assert "1-9 0 a-c pile" in text
+        await server.stop()
+
+
+async def test_auto_foundation_and_typed_moves(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = await start_server(seed=WON_SEED)
+    app = PlayApp(server.url, "tester", create=settings_from("brisbane", countdown_s=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_race(app, pilot)
+        room = app.client.room
+        board = room.my_board
+        assert board is not None
+        # typed notation through the command line, looser typing accepted
+        move = board.legal_moves()[0]
+        await pilot.press("colon", *(KEY_NAMES.get(c, c) for c in move), "enter")
+        await app.client.wait_for(lambda r: r.my_board.seq == 1, 10)
+        # auto-move: every foundation move is played by itself
+        await pilot.press("t")
+        await app.client.wait_for(
+            lambda r: not any(m.kind == TO_FOUNDATION for m in r.my_board.game().legal_moves()), 10
+        )
+        await moves_done(app)
+        await pilot.pause()
+        assert "auto:on" in screen_text(app)
+        # resigning takes two presses
+        await pilot.press("x")
+        assert "press x again" in str(app.message)
+        await pilot.press("x")
+        await app.client.wait_for(lambda r: r.results is not None, 10)
+        await pilot.pause()
+        assert "resigned" in screen_text(app)
