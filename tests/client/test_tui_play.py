@@ -59,8 +59,12 @@ async def test_a_whole_game_played_through_the_ui(start_server) -> None:  # type
         board = room.my_board
         assert board is not None
         legal = {str(m) for m in board.game().legal_moves()}
-        bad = next(f"{i}>{j}" for i in range(1, 8) for j in range(1, 8)
-                   if i != j and f"{i}>{j}" not in legal and board.view["tableau"][i - 1]["up"])
+        bad = next(
+            f"{i}>{j}"
+            for i in range(1, 8)
+            for j in range(1, 8)
+            if i != j and f"{i}>{j}" not in legal and board.view["tableau"][i - 1]["up"]
+        )
         src, dst = (int(x) for x in bad.split(">"))
         await pilot.press(pile_key(src), pile_key(dst))
         await moves_done(app)
