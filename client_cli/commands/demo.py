@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--seed",
         type=int,
         default=None,
-        help="seed of the bots' choices (the deal is the server's secret)",
+        help="fix the deal (and the bots' choices): the same seed replays the same race "
+        "(default: a secret random deal)",
     )
     p.add_argument("--no-tui", action="store_true", help="progress lines instead of the view")
     p.add_argument(
@@ -79,15 +80,20 @@ def strategies_for(count: int) -> list[str]:
 async def start_race(
     variant: str, bots: int, seed: int | None, time_limit: int, countdown: int
 ) -> DemoRace:
-    """Start the embedded server, create the room (watching), seat the bots (not ready
-    yet: readying one by one could start the race before everyone is in)."""
+    """Start the embedded server (dealing ``seed`` if given), create the room (watching),
+    seat the bots (not ready yet: readying one by one could start the race before
+    everyone is in)."""
     from client_cli.bots import make_bot
     from client_cli.sdk import RaceClient, settings_from
     from server.app import Server
     from server.config import ServerConfig
 
     # The server is ours: a generous rate so a fast demo is limited by --speed only.
-    server = Server(ServerConfig(host="127.0.0.1", port=0, rate_per_s=500.0, rate_burst=500))
+    # A fixed seed is fine here: this server is private to the demo (a public server must
+    # keep seeds unguessable).
+    fixed = None if seed is None else (lambda: seed)
+    server = Server(ServerConfig(host="127.0.0.1", port=0, rate_per_s=500.0, rate_burst=500,
+                                 seed_source=fixed))
     await server.start()
     settings = settings_from(
         variant, max_players=bots, time_limit_s=time_limit, countdown_s=countdown
