@@ -49,7 +49,7 @@ class ServerConfig:
     snapshot_after: int = 64  # a resume more than this many moves behind gets a Snapshot
     lobby_ttl_s: int = 6 * 3600  # a room that never starts disappears after this
     results_ttl_s: int = 3600  # a finished room (and its results) stays this long
-    abandon_after_s: float = 300.0  # a running seat offline this long counts as resigned
+    abandon_after_s: float = 300.0  # untimed races: a seat offline this long is resigned
     solver_budget_s: float = 5.0  # deal=winnable: time to find a winnable seed
     max_live_rooms: int = 10_000  # rooms this node holds connections in
 

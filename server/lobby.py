@@ -246,7 +246,9 @@ async def drop(server: Server, conn: Connection) -> None:
                     fields["ready"] = False
                 await server.store.update_seat(room.code, member.seat, **fields)
                 await room.publish_seats()
-                if room.phase == "running" and member.status == "playing":
+                if (room.phase == "running" and member.status == "playing"
+                        and not room.settings.time_limit_s):
+                    # A timed race ends anyway; an untimed one must not wait forever.
                     grace = int(server.config.abandon_after_s * 1000)
                     room.arm(f"abandon:{member.seat}", room.now_ms() + grace,
                              lambda: race.abandon(room, member.seat, member.epoch))

@@ -74,7 +74,8 @@ async def try_start(room: Room) -> None:
     await room.publish(ev.Started(start_ms, [s.seat for s in seats]))
     grace_ms = int(room.config.abandon_after_s * 1000)
     for seat in seats:
-        if not seat.connected:  # left in the lobby: give them the grace period to return
+        # Left in the lobby: an untimed race gives them the grace period to return.
+        if not seat.connected and not room.settings.time_limit_s:
             room.arm(f"abandon:{seat.seat}", room.now_ms() + grace_ms,
                      lambda s=seat.seat, e=seat.epoch: abandon(room, s, e))
 
