@@ -102,7 +102,8 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
             break
     else:  # pragma: no cover - 31**6 codes
         raise ProtocolError(Code.INTERNAL, "could not allocate a room code")
-    await server.store.expire_room(code, server.config.lobby_ttl_s)
+    # No expire_room here: the Redis store unlists a room when given a TTL, which would
+    # hide every new public room from the list (see docs/SERVER.md, "Known limits").
     if msg.as_player:
         await _join_player(server, conn, record)
     else:
