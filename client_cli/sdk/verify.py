@@ -39,12 +39,8 @@ def check_results(results: M.Results, committed: str | None = None) -> SeedCheck
         lines.append("commitment: differs from the one published before the race")
     lines.insert(
         0,
-        f"seed {results.seed} + salt "
-        + (
-            "→ the commitment published before the race"
-            if commitment_ok
-            else "DO NOT give the commitment published before the race"
-        ),
+        f"seed {results.seed}: "
+        + ("matches the commitment" if commitment_ok else "DOES NOT match the commitment"),
     )
     replay_ok = True
     by_seat = {r.seat: r for r in results.ranking}

@@ -158,17 +158,15 @@ def clock_text(ms: float) -> str:
 
 
 def ranking_lines(ranking: Sequence[Any], width: int) -> list[Text]:
-    """The final ranking as a table: rank, name, status, progress, moves, time."""
-    lines = [
-        Text(
-            f"{'#':>2} {'player':<16} {'status':<9} {'cards':>5} {'moves':>6} {'time':>9}",
-            style="bold underline",
-        )
-    ]
+    """The final ranking as a table (43 cells): rank, name, status, cards, moves, time."""
+    head = Text(f"{'#':>2} {'player':<12} {'status':<8} {'cards':>5} {'moves':>5} {'time':>7}",
+                style="bold underline")
+    head.truncate(width)
+    lines = [head]
     for r in ranking:
-        name = (r.name + ("*" if r.bot else ""))[:16]
-        when = clock_text(r.finish_ms) if r.finish_ms is not None else "—"
-        line = Text(f"{r.rank:>2} {name:<16} {r.status:<9} {r.progress:>5} {r.moves:>6} {when:>9}")
+        name = (r.name + ("*" if r.bot else ""))[:12]
+        when = clock_text(r.finish_ms)[:-2] if r.finish_ms is not None else "—"
+        line = Text(f"{r.rank:>2} {name:<12} {r.status:<8} {r.progress:>5} {r.moves:>5} {when:>7}")
         if r.rank == 1:
             line.stylize("bold yellow")
         line.truncate(width)

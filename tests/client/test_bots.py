@@ -74,7 +74,7 @@ def test_solver_strategy_is_listed_exactly_when_the_solver_is_installed() -> Non
         installed = False
     assert ("solver" in STRATEGIES) == installed
     if installed:
-        game = playout(make_bot("solver", 0), "brisbane", seed=1, limit=400)
+        game = playout(make_bot("solver", 0), "spanish", seed=1, limit=400)
         assert game.won
 
 
