@@ -68,8 +68,10 @@ class _Msg(msgspec.Struct, tag_field="t", omit_defaults=True, kw_only=True):
 
 
 class Hello(_Msg, tag="hello"):
-    """First message on every connection. With ``token`` it resumes that seat:
-    ``seen`` is the last move sequence the client saw acknowledged."""
+    """First message on every connection (answered by ``Welcome``, or by ``Error``
+    version_mismatch when ``version`` is not the server's). With ``token`` it resumes
+    that seat instead (answered by ``Joined``): ``seen`` is the last move sequence the
+    client applied to its own board, and the server replays the moves after it."""
 
     version: Annotated[int, Meta(ge=0, le=L.MAX_VERSION)] = field(name="v")
     name: Name = field(name="n")
@@ -129,7 +131,9 @@ class StartNow(_Msg, tag="start"):
 
 class Move(_Msg, tag="M"):
     """Play a move. ``seq`` is the number this move will have in your log: one more than
-    the last sequence acknowledged to you. A wrong ``seq`` is ``out_of_order``."""
+    the last sequence acknowledged to you. Answered by exactly one ``Accepted`` or
+    ``Rejected``, in order; a wrong ``seq`` (a resent move included) is ``out_of_order``
+    with the expected one."""
 
     seq: Annotated[int, Meta(ge=1, le=L.MAX_SEQ)] = field(name="s")
     move: Notation = field(name="m")
@@ -140,7 +144,9 @@ class Resign(_Msg, tag="resign"):
 
 
 class Leave(_Msg, tag="leave"):
-    """Leave the room (a player seat in a running race is kept until the grace expires)."""
+    """Leave the room; the connection stays open. A player's seat is kept (it can be
+    resumed with its token); in a running race it counts as resigned if nobody resumes
+    it within the server's grace period."""
 
 
 class HintRequest(_Msg, tag="hint"):
