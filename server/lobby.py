@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
 CODE_LENGTH = 6
-_PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
 def validate_settings(settings: RoomSettings) -> RoomSettings:
@@ -174,9 +173,7 @@ async def _enter(
     room.attach(member)
     conn.room, conn.member = room, member
     try:
-        fresh = await server.store.get_room(record.code)
-        if fresh is not None and _PHASE_ORDER[fresh.phase] >= _PHASE_ORDER[room.phase]:
-            room.record = fresh
+        await room.refresh()  # after subscribing: nothing published from now on is missed
         phase = room.phase
         resume_msgs: list[Any] = []
         if member.is_player and phase in ("running", "finished"):

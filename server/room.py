@@ -16,7 +16,7 @@ import asyncio
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -28,12 +28,14 @@ from . import events as ev
 from . import views
 from .store.base import StoreUnavailable
 from .store.records import RoomRecord
+from .timers import Timed
 
 if TYPE_CHECKING:
     from .app import Server
     from .connection import Connection
 
 log = logging.getLogger(__name__)
+PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
 @dataclass(eq=False)
@@ -62,7 +64,7 @@ class Member:
         return self.seat > 0
 
 
-class Room:
+class Room(Timed):
     """A room as seen by this node (see the module docstring)."""
 
     def __init__(self, server: Server, record: RoomRecord) -> None:
@@ -73,9 +75,8 @@ class Room:
         self.record = record
         self.settings = msgspec.convert(record.settings, RoomSettings)
         self.members: dict[Connection, Member] = {}
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        Timed.__init__(self, self.config.clock, f"room {self.code}")
         self._spectator_timers: set[asyncio.TimerHandle] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
         self._publisher: asyncio.Task[None] | None = None
@@ -92,10 +93,6 @@ class Room:
         """How far behind the live race spectators are kept."""
         return self.settings.spectator_delay_s * 1000
 
-    def now_ms(self) -> int:
-        """The server's wall clock."""
-        return self.config.clock()
-
     def clock_ms(self) -> int:
         """The race clock (0 before the start)."""
         start = self.record.start_ms
@@ -108,9 +105,10 @@ class Room:
         await self.refresh()
 
     async def refresh(self) -> None:
-        """Re-read the room record and (re)arm the start and end timers."""
+        """Re-read the room record and (re)arm the start and end timers. The phase never
+        goes back: an event applied while the read was in flight may be newer."""
         record = await self.store.get_room(self.code)
-        if record is not None:
+        if record is not None and PHASE_ORDER[record.phase] >= PHASE_ORDER[self.phase]:
             self.record = record
         self._arm_timers()
 
@@ -122,12 +120,10 @@ class Room:
         except Exception:
             log.warning("room %s: outbox not flushed before close", self.code)
         self.closed = True
-        for handle in [*self._timers.values(), *self._spectator_timers]:
+        self.cancel_all()
+        for handle in self._spectator_timers:
             handle.cancel()
-        self._timers.clear()
         self._spectator_timers.clear()
-        for task in list(self._tasks):
-            task.cancel()
         if self._subscribed:
             self._subscribed = False
             try:
@@ -141,42 +137,6 @@ class Room:
         return not self.members and (self.phase in ("lobby", "finished") or not self._timers)
 
     # ------------------------------------------------------------------ timers
-    def spawn(self, coro: Any) -> None:
-        """Run ``coro`` as a task owned by the room (cancelled when it closes)."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("room %s: task failed", self.code, exc_info=task.exception())
-
-    def arm(self, name: str, at_ms: int, coro_factory: Any) -> None:
-        """Call ``coro_factory()`` (as a room task) at wall time ``at_ms``; re-arming a
-        name replaces the previous timer. Fires late rather than early."""
-        old = self._timers.pop(name, None)
-        if old is not None:
-            old.cancel()
-        if self.closed:
-            return
-        loop = asyncio.get_running_loop()
-
-        def fire() -> None:
-            if self.now_ms() < at_ms:  # loop timers may fire a hair early: never run early
-                self._timers[name] = loop.call_later((at_ms - self.now_ms()) / 1000, fire)
-                return
-            self._timers.pop(name, None)
-            self.spawn(coro_factory())
-
-        self._timers[name] = loop.call_later(max(0, at_ms - self.now_ms()) / 1000, fire)
-
-    def disarm(self, name: str) -> None:
-        """Cancel the timer ``name`` if armed."""
-        handle = self._timers.pop(name, None)
-        if handle is not None:
-            handle.cancel()
-
     def _arm_timers(self) -> None:
         from . import race  # race uses Room; import here to keep the module graph simple
 
