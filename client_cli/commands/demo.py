@@ -199,21 +199,26 @@ async def _plain(args: argparse.Namespace) -> int:
         await stop_race(race)
 
 
+def demo_app(race: DemoRace, think_s: float, close_after_s: float = 5.0) -> Any:
+    """The spectator screen for the demo: the bots race in the app's background."""
+    from client_cli.tui.watch import WatchApp
+
+    return WatchApp(
+        race.server.url,
+        race.spectator.room.code,
+        client=race.spectator,
+        background=lambda: play_race(race, think_s),
+        exit_after_results_s=close_after_s,
+    )
+
+
 async def _tui(args: argparse.Namespace) -> int:
     from client_cli.tui.plain import results_text
-    from client_cli.tui.watch import WatchApp
 
     race = await start_race(args.variant, args.bots, args.seed, args.time_limit, countdown=2)
     try:
         room = race.spectator.room
-        app = WatchApp(
-            race.server.url,
-            room.code,
-            client=race.spectator,
-            background=lambda: play_race(race, _think(args)),
-            exit_after_results_s=5.0,
-        )
-        await app.run_async()
+        await demo_app(race, _think(args)).run_async()
         if room.results is None:
             print("demo stopped before the end of the race")
             return 1

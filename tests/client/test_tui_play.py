@@ -154,3 +154,24 @@ async def test_auto_foundation_and_typed_moves(start_server) -> None:  # type: i
         await app.client.wait_for(lambda r: r.results is not None, 10)
         await pilot.pause()
         assert "resigned" in screen_text(app)
+
+
+async def test_the_play_screen_resumes_after_a_drop(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = await start_server(seed=WON_SEED)
+    app = PlayApp(server.url, "tester", create=settings_from("brisbane", countdown_s=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_race(app, pilot)
+        client = app.client
+        assert client._ws is not None
+        client._ws.transport.abort()  # the network drops
+        await client.wait_for(lambda r: client.connected and r.my_board is not None, 10)
+        await pilot.pause()
+        assert "reconnected" in screen_text(app)
+        board = client.room.my_board
+        assert board is not None
+        move = board.legal_moves()[0]
+        await pilot.press("colon", *(KEY_NAMES.get(c, c) for c in move), "enter")
+        await client.wait_for(lambda r: r.my_board.seq == 1, 10)
+        await moves_done(app)
+        await pilot.pause()
+        assert f"✓ {move}" in screen_text(app)

@@ -61,3 +61,30 @@ async def test_watch_shows_every_board_live_then_results(start_server) -> None: 
     assert app.return_value == 0
     for client in [creator, *bots]:
         await client.close()
+
+
+async def test_the_demo_screen_runs_a_race_to_the_results() -> None:
+    from client_cli.commands.demo import demo_app, start_race, stop_race
+
+    race = await start_race("perseverance", 3, seed=2, time_limit=30, countdown=0)
+    try:
+        app = demo_app(race, think_s=0.0, close_after_s=0.5)
+        exited = asyncio.Event()
+        real_exit = app.exit
+
+        def exit_and_tell(*args, **kwargs):  # type: ignore[no-untyped-def]
+            exited.set()
+            real_exit(*args, **kwargs)
+
+        app.exit = exit_and_tell  # type: ignore[method-assign]
+        async with app.run_test(size=(80, 24)) as pilot:
+            await race.spectator.wait_for(lambda r: r.results is not None, 30)
+            await pilot.pause()
+            text = screen_text(app)
+            assert "Results" in text and "✓ seed check passed" in text
+            assert "greedy-1*" in text and "random-2*" in text
+            await asyncio.wait_for(exited.wait(), 10)  # it closes by itself after the results
+        assert app.return_value == 0
+        assert len(race.outcomes) == 3
+    finally:
+        await stop_race(race)
