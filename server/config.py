@@ -36,6 +36,9 @@ class ServerConfig:
     # -- rate limit (lila-ws style credits): every client message costs one credit
     rate_burst: int = 20
     rate_per_s: float = 10.0
+    # create, join, resume and list make the server read or write several store keys
+    # (and create may run the solver): they cost this many credits instead of one.
+    rate_cost_heavy: int = 5
 
     # -- per connection
     outbound_queue: int = 512  # frames waiting to be written; beyond it: slow_consumer

@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 _ids = itertools.count(1)
 SERVER_NAME = "solrace-server/0.1"
 
+# Messages that cost ``rate_cost_heavy`` credits (they touch many store keys).
+_HEAVY = (m.CreateRoom, m.Join, m.ListRooms)
+
 # websocket close codes for our Closing reasons
 _WS_CLOSE = {
     Code.SHUTTING_DOWN: 1001,  # going away
@@ -58,13 +61,13 @@ class Credits:
         self.credits = float(burst)
         self.at = time.monotonic()
 
-    def take(self) -> bool:
-        """Spend one credit if there is one."""
+    def take(self, cost: int = 1) -> bool:
+        """Spend ``cost`` credits if there are that many (else spend none)."""
         now = time.monotonic()
         self.credits = min(self.burst, self.credits + (now - self.at) * self.per_s)
         self.at = now
-        if self.credits >= 1:
-            self.credits -= 1
+        if self.credits >= cost:
+            self.credits -= cost
             return True
         return False
 
@@ -184,6 +187,11 @@ class Connection:
             msg = decode_client(frame, self.config.max_frame)
         except DecodeError as exc:
             self._error(exc)
+            return
+        heavy = isinstance(msg, _HEAVY) or (isinstance(msg, m.Hello) and msg.token is not None)
+        if heavy and not self._credits.take(self.config.rate_cost_heavy - 1):
+            self._credits.credits += 1  # refund: the message is dropped, not half-charged
+            self._error(ProtocolError(Code.RATE_LIMITED, "too many rooms requests; slow down"))
             return
         try:
             await self._dispatch(msg, started)

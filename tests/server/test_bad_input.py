@@ -313,3 +313,14 @@ async def test_idle_connections_are_closed(server_factory: ServerFactory) -> Non
         closing = await client.expect(m.Closing)
         assert closing.code == "idle_timeout"
         assert await client.closed()
+
+
+async def test_room_requests_cost_more_credits(server_factory: ServerFactory) -> None:
+    server = await server_factory(rate_burst=10, rate_per_s=0.001, rate_cost_heavy=5)
+    client = await TestClient.connect(server.url, "c")  # hello: 1 credit, 9 left
+    await client.send(m.ListRooms())  # 5, 4 left
+    await client.expect(m.RoomList)
+    await client.send(m.ListRooms())
+    error = await client.expect_error("rate_limited")
+    assert error.retryable
+    await _pong(client)  # a cheap message still goes through (3 left)
