@@ -118,7 +118,11 @@ class Listener:
         self._wake.set()
 
     async def remove(self, channel: str) -> None:
-        """Stop listening to ``channel`` (best effort on the wire: a reconnect forgets it)."""
+        """Stop listening to ``channel`` (best effort on the wire: a reconnect forgets it).
+        A channel this listener does not serve is left alone (on Cluster, unsubscribing
+        from another master's channel is answered with MOVED)."""
+        if channel not in self._last and channel not in self._waiters:
+            return
         self._last.pop(channel, None)
         waiter = self._waiters.pop(channel, None)
         if waiter is not None and not waiter.done():
@@ -138,11 +142,13 @@ class Listener:
             await self._task
 
     async def _subscribe(self, pubsub: Any, channels: list[str]) -> None:
-        if channels:
-            if self._sharded:
-                await pubsub.ssubscribe(*channels)
-            else:
-                await pubsub.subscribe(*channels)
+        if self._sharded:
+            # one SSUBSCRIBE per channel: a master serves many slots, and one command
+            # naming channels of two slots is refused (CROSSSLOT)
+            for channel in channels:
+                await pubsub.ssubscribe(channel)
+        elif channels:
+            await pubsub.subscribe(*channels)
 
     async def _run(self) -> None:
         backoff = BACKOFF_MIN_S

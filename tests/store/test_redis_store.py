@@ -277,3 +277,30 @@ def _owns(node: RedisProcess, slot: int) -> bool:
                 if low.isdigit() and int(low) <= slot <= int(high or low):
                     return True
     return False
+
+
+async def test_cluster_subscriber_handles_many_rooms_unsubscribes_and_reconnects(
+    redis_cluster: RedisClusterProcesses, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = redis_cluster.url
+    listener, publisher = RedisStore.from_url(url), RedisStore.from_url(url)
+    codes = [new_code() for _ in range(12)]  # spread over the three masters
+    queues: dict[str, asyncio.Queue[bytes]] = {c: asyncio.Queue() for c in codes}
+    try:
+        for code in codes:
+            await listener.subscribe(code, queues[code].put_nowait)
+        for code in codes[:4]:
+            await listener.unsubscribe(code, queues[code].put_nowait)
+        await publisher.publish(codes[4], b"probe")
+        assert await asyncio.wait_for(queues[codes[4]].get(), 5) == b"probe"
+        assert "lost its connection" not in caplog.text, "unsubscribing disturbed a listener"
+        for node in redis_cluster.nodes:  # drop every subscriber connection
+            node.command("CLIENT", "KILL", "TYPE", "pubsub")
+        for code in codes[4:]:
+            await publisher.publish(code, code.encode())
+        for code in codes[4:]:  # each master's listener resubscribed all its rooms
+            assert await asyncio.wait_for(queues[code].get(), 10) == code.encode()
+        assert all(queues[c].empty() for c in codes)
+    finally:
+        await listener.close()
+        await publisher.close()
