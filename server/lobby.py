@@ -7,6 +7,7 @@ Resuming takes the seat (epoch + 1), which fences off the previous holder wherev
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from typing import TYPE_CHECKING, Any
@@ -138,7 +139,14 @@ async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> 
         raise ProtocolError(Code.ROOM_FULL, f"room {record.code} has {settings.max_players} seats")
     member = Member(conn, number, epoch=seat.epoch)
     token = tokens.make_token(record.code, number, secret)
-    room = await _enter(server, conn, record, member, token=token)
+    try:
+        room = await _enter(server, conn, record, member, token=token)
+    except BaseException:
+        # The seat exists but nobody got its token: mark it offline, so it does not hold
+        # up the start (best effort: the store may be what failed).
+        with contextlib.suppress(Exception):
+            await server.store.update_seat(record.code, number, connected=False)
+        raise
     await room.publish_seats()
 
 

@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 from protocol import messages as m
 from server import lobby
 from server.app import Server
-from server.store import StoreUnavailable
+from server.store import SeatRecord, StoreUnavailable
 from server.store.memory import MemoryStore
 from server.verify import verify_results
 
@@ -260,14 +260,44 @@ async def test_internal_errors_are_reported_not_leaked(server: Server,
 
 
 class FlakyStore(MemoryStore):
-    """A memory store whose appends fail while ``down`` is set."""
+    """A memory store whose appends fail while ``down`` is set, and whose seat reads
+    fail while ``seats_down`` is."""
 
     down = False
+    seats_down = False
 
     async def append_move(self, *args: object, **kwargs: object) -> None:
         if self.down:
             raise StoreUnavailable("down")
         await super().append_move(*args, **kwargs)  # type: ignore[arg-type]
+
+    async def get_seats(self, code: str) -> list[SeatRecord]:
+        if self.seats_down:
+            raise StoreUnavailable("down")
+        return await super().get_seats(code)
+
+
+async def test_a_join_that_fails_midway_leaves_no_phantom_seat() -> None:
+    from server.config import ServerConfig
+
+    store = FlakyStore()
+    server = Server(ServerConfig(port=0, rate_burst=1000), store=store)
+    await server.start()
+    try:
+        one = await TestClient.connect(server.url, "one")
+        joined = await one.create(variant="spanish", countdown_s=0)
+        two = await TestClient.connect(server.url, "two")
+        store.seats_down = True
+        await two.send(m.Join(code=joined.code))
+        error = await two.expect_error("store_unavailable")
+        assert error.retryable
+        store.seats_down = False
+        seats = await store.get_seats(joined.code)
+        assert [s.connected for s in seats] == [True, False]
+        await one.send(m.Ready())  # the half-joined seat does not hold up the start
+        await one.expect(m.Started)
+    finally:
+        await server.stop()
 
 
 async def test_store_unavailable_rejects_and_changes_nothing() -> None:
