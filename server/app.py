@@ -105,6 +105,9 @@ class Server:
         if path == "/metrics":
             headers = Headers([("Content-Type", CONTENT_TYPE_LATEST)])
             return Response(200, "OK", headers, self.metrics.render())
+        if len(self.connections) >= self.config.max_connections or self.stopping:
+            # Refused before the upgrade: a load balancer or client retries elsewhere.
+            return connection.respond(503, "server full or shutting down; retry\n")
         return None
 
     # ------------------------------------------------------------------ rooms

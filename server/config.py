@@ -41,6 +41,7 @@ class ServerConfig:
     rate_cost_heavy: int = 5
 
     # -- per connection
+    max_connections: int = 10_000  # beyond it, new websocket handshakes get HTTP 503
     outbound_queue: int = 512  # frames waiting to be written; beyond it: slow_consumer
     hello_timeout_s: float = 10.0  # before hello
     idle_timeout_s: float = 120.0  # after hello, while in no room (rooms are kept alive by pings)

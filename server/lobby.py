@@ -79,7 +79,8 @@ async def _choose_seed(
         raise ProtocolError(
             Code.BAD_SETTINGS, "no winnable deal found in the time allowed; try again"
         )
-    winnable_seed, moves = found
+    winnable_seed, result = found  # (seed, SolveResult); older solvers gave the moves
+    moves: Any = getattr(result, "moves", result)
     return winnable_seed, True, len(moves)
 
 

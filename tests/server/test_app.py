@@ -10,6 +10,9 @@ import signal
 import subprocess
 import sys
 
+import pytest
+from websockets.exceptions import InvalidStatus
+
 from protocol import messages as m
 from server.app import Server
 
@@ -102,3 +105,14 @@ async def test_solrace_serve_prints_its_address_and_exits_0_on_sigterm() -> None
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_connections_beyond_the_limit_are_refused(server_factory: ServerFactory) -> None:
+    server = await server_factory(max_connections=2)
+    first = await TestClient.connect(server.url, "a")
+    await TestClient.connect(server.url, "b")
+    with pytest.raises(InvalidStatus) as exc:
+        await TestClient.connect(server.url, "c")
+    assert exc.value.response.status_code == 503
+    await first.send(m.Ping(nonce=1))  # the others are unaffected
+    assert (await first.expect(m.Pong)).nonce == 1
