@@ -92,28 +92,40 @@ def find_winnable_seed(
     variant: str,
     options: Mapping[str, Any] | None = None,
     start_seed: int = 0,
-    budget: Budget = SEED_BUDGET,
+    budget: Budget | float = SEED_BUDGET,
     *,
-    total_seconds: float = FIND_SECONDS,
-) -> tuple[int, tuple[str, ...]] | None:
-    """The first seed from ``start_seed`` upwards whose deal is proven winnable, with a
-    solution: ``(seed, moves)``. Each seed gets at most ``budget``; the whole call stops
-    after ``total_seconds`` (plus at most one clock check, a few milliseconds) and then
-    returns None. With the defaults it takes at most about 10 s; measured typical times
-    per variant are in docs/SOLVER.md. Bad arguments raise the engine's errors."""
-    if not total_seconds > 0:
-        raise ValueError(f"total_seconds must be positive, not {total_seconds}")
+    total_seconds: float | None = None,
+) -> tuple[int, SolveResult] | None:
+    """The first seed from ``start_seed`` upwards whose deal is proven winnable, with its
+    ``SolveResult`` (verdict ``"won"``, the solution in ``moves``): ``(seed, result)``.
+
+    ``budget`` is what each seed may spend (a ``Budget``), or a number: the seconds the
+    whole call may take, each seed then getting ``SEED_BUDGET``. The call stops after
+    ``total_seconds`` (default ``FIND_SECONDS`` = 10 s, or the number given as
+    ``budget``), overrunning by at most one clock check (a few milliseconds), and then
+    returns None; seeds are not searched past 2**64-1. docs/SOLVER.md gives the
+    measured time per variant. Bad arguments raise the engine's errors (``BadSeed``,
+    ``UnknownVariant``, ``BadOption``) or ``ValueError``."""
+    if isinstance(budget, Budget):
+        per_seed, total = budget, FIND_SECONDS if total_seconds is None else total_seconds
+    elif isinstance(budget, int | float) and not isinstance(budget, bool):
+        per_seed, total = SEED_BUDGET, float(budget)
+        if total_seconds is not None:
+            total = min(total, total_seconds)
+    else:
+        raise ValueError(f"budget must be a Budget or a number of seconds, not {budget!r}")
+    if not total > 0 or total == float("inf"):
+        raise ValueError(f"total_seconds must be positive and finite, not {total}")
     opts = dict(options or {})
     seed = check_seed(start_seed)
-    deadline = time.perf_counter() + total_seconds
+    deadline = time.perf_counter() + total
     while seed <= SEED_MAX:
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
             return None
         game = new_game(variant, seed, **opts)
-        per_seed = Budget(budget.max_nodes, min(budget.max_seconds, remaining))
-        result = _solve(game, per_seed)[0]
+        result = _solve(game, Budget(per_seed.max_nodes, min(per_seed.max_seconds, remaining)))[0]
         if result.verdict == WON:
-            return seed, result.moves
+            return seed, result
         seed += 1
     return None

@@ -26,14 +26,16 @@ def auto_rule(game: Game) -> AutoRule:
     return AutoRule.ANY
 
 
-def position_for(game: Game) -> Position:
-    """A fresh solver board holding a copy of ``game``'s position."""
+def position_for(game: Game, safe_moves: bool = True) -> Position:
+    """A fresh solver board holding a copy of ``game``'s position. ``safe_moves=False``
+    turns the automatic safe foundation moves off (a slower search over every move,
+    which the tests use to check that those moves lose no solution)."""
     rules = game.rules
     empty_any = rules.empty == EMPTY_ANY
+    auto = auto_rule(game) if safe_moves else AutoRule.NONE
     if game.name == "brisbane":
-        return YukonPosition(game.piles, game.down, game.found, rules.fits, empty_any,
-                             auto_rule(game))
+        return YukonPosition(game.piles, game.down, game.found, rules.fits, empty_any, auto)
     if game.name == "perseverance":
-        return RunsPosition(game.piles, game.found, game.redeals_left, rules.redeal_any_time)
-    return SinglePosition(game.piles, game.found, rules.fits, empty_any, rules.takeback,
-                          auto_rule(game))
+        return RunsPosition(game.piles, game.found, game.redeals_left, rules.redeal_any_time,
+                            safe_moves)
+    return SinglePosition(game.piles, game.found, rules.fits, empty_any, rules.takeback, auto)

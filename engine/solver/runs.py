@@ -21,22 +21,28 @@ class RunsPosition:
     safe foundation moves are played at once except while a redeal could still follow
     at any time (a foundation move there changes how the redeal groups the cards)."""
 
-    __slots__ = ("found", "key", "left", "piles", "redeal_any_time", "redeals_left")
+    __slots__ = ("found", "key", "left", "piles", "redeal_any_time", "redeals_left", "safe_moves")
 
     def __init__(
-        self, piles: list[list[int]], found: list[int], redeals_left: int, redeal_any_time: bool
+        self,
+        piles: list[list[int]],
+        found: list[int],
+        redeals_left: int,
+        redeal_any_time: bool,
+        safe_moves: bool = True,
     ) -> None:
         self.piles = [p[:] for p in piles]
         self.found = found[:]
         self.redeals_left = redeals_left
         self.redeal_any_time = redeal_any_time
+        self.safe_moves = safe_moves
         self.key = ordered_key(self.piles) ^ redeals_key(redeals_left)
         self.left = sum(len(p) for p in self.piles)
 
     @property
     def auto(self) -> AutoRule:
         """The safe-move rule right now (``safety``)."""
-        if self.redeal_any_time and self.redeals_left > 0:
+        if not self.safe_moves or (self.redeal_any_time and self.redeals_left > 0):
             return AutoRule.NONE
         return AutoRule.ANY
 
