@@ -1,0 +1,100 @@
+"""The solver against independent answers on random positions of every variant and
+option: a brute-force search over the engine's own moves (small positions), the same
+search with the safe foundation moves turned off (full deals), and the engine replaying
+every solution returned."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import new_game
+from engine.solver import Budget, solve
+from engine.solver.positions import position_for
+from engine.solver.search import search
+
+from .solver_testkit import brute_force, reduced_position
+
+# (variant, options, fewest and most cards left on the tableau): small enough for the
+# brute force, which knows no shortcut (Spanish and Fortress empty piles take any card)
+SMALL = [
+    ("portuguese", {}, 8, 12),
+    ("portuguese", {"kings_to_bottom": True}, 8, 12),
+    ("spanish", {}, 4, 6),
+    ("brisbane", {}, 6, 10),
+    ("brisbane", {"empty_pile": "any"}, 5, 7),
+    ("fortress", {}, 5, 7),
+    ("perseverance", {}, 10, 20),
+    ("perseverance", {"redeal_when": "any_time"}, 10, 16),
+    ("perseverance", {"redeals": 0}, 10, 16),
+    ("perseverance", {"redeals": 3, "redeal_when": "any_time", "kings_to_bottom": False}, 8, 14),
+]
+
+
+@pytest.mark.parametrize(("variant", "options", "low", "high"), SMALL,
+                         ids=[f"{v}-{o}" for v, o, _, _ in SMALL])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32))
+def test_verdicts_match_a_brute_force_search(
+    variant: str, options: dict[str, Any], low: int, high: int, seed: int
+) -> None:
+    game = reduced_position(variant, seed, options, low + seed % (high - low + 1))
+    expected = brute_force(game, max_states=30_000)
+    result = solve(game, max_seconds=20)
+    assert result.verdict != "unknown"
+    if result.verdict == "won":
+        g = game.copy()
+        for mv in result.moves:
+            g.play(mv)
+        assert g.won
+    if expected is not None:
+        assert result.winnable is expected, game.to_layout()
+
+
+FULL = [
+    ("fortress", {}),
+    ("perseverance", {}),
+    ("perseverance", {"redeals": 0}),
+]
+
+
+@pytest.mark.parametrize(("variant", "options"), FULL, ids=[f"{v}-{o}" for v, o in FULL])
+def test_safe_foundation_moves_lose_no_solution_on_full_deals(
+    variant: str, options: dict[str, Any]
+) -> None:
+    budget = Budget(max_nodes=100_000, max_seconds=10)
+    verdicts = set()
+    for seed in range(12):
+        game = new_game(variant, seed, **options)
+        fast = search(position_for(game), budget).verdict
+        slow = search(position_for(game, safe_moves=False), budget).verdict
+        assert fast == slow, (variant, options, seed)
+        verdicts.add(fast)
+    assert verdicts <= {"won", "unwinnable"}
+
+
+TAKEBACK = [
+    ("spanish", {"kings_to_bottom": False, "foundation_takeback": True}),
+    ("spanish", {"foundation_takeback": True}),
+    ("fortress", {"foundation_takeback": True}),
+]
+
+
+@pytest.mark.parametrize(("variant", "options"), TAKEBACK, ids=[f"{v}-{o}" for v, o in TAKEBACK])
+def test_solutions_with_foundation_takeback_replay_to_a_win(
+    variant: str, options: dict[str, Any]
+) -> None:
+    won = 0
+    for seed in range(8):
+        game = new_game(variant, seed, **options)
+        result = solve(game, max_seconds=5)
+        assert result.verdict in ("won", "unwinnable")
+        if result.verdict == "won":
+            won += 1
+            for mv in result.moves:
+                game.play(mv)
+            assert game.won
+    assert won >= 1
