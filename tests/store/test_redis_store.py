@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
+from redis.crc import key_slot
 
 from server.store import LogEntry, SeatRecord, SeqConflict, StoreUnavailable
 from server.store.redis import RedisStore, _Keys
@@ -155,7 +156,19 @@ async def test_cluster_spreads_rooms_and_keeps_each_in_one_slot(
     store = RedisStore.from_url(redis_cluster.url)
     assert isinstance(store._client, RedisCluster)
     try:
-        codes = [await room_with_seats(store, seats=2) for _ in range(24)]
+        # 8 rooms in each third of the slots (one master each)
+        codes = []
+        for third in range(3):
+            for _ in range(8):
+                while True:
+                    code = new_code()
+                    if key_slot(_Keys(code).room.encode()) * 3 // 16384 == third:
+                        break
+                assert await store.create_room(make_room(code))
+                for n in (1, 2):
+                    seat = SeatRecord(seat=0, name=f"p{n}")
+                    assert await store.add_seat(code, seat, 2) == n
+                codes.append(code)
         for code in codes[:3]:
             await store.append_move(code, 2, 1, 1, LogEntry("1>f", 1))
             await store.put_results(code, b"r")
