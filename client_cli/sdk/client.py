@@ -122,6 +122,7 @@ class RaceClient:
         # when full the oldest event is dropped (the RoomState is always complete anyway).
         self._events: asyncio.Queue[Any] = asyncio.Queue(maxsize=event_buffer)
         self._resyncing = False
+        self.resumes = 0  # sessions resumed after a drop or a desync
         self._credits = 1.0
         self._credit_at = time.monotonic()
 
@@ -520,6 +521,7 @@ class RaceClient:
                 last = exc
                 continue
             self._ws = ws
+            self.resumes += 1
             self._handle(joined)
             return attempt
         raise ConnectionLost(

@@ -31,14 +31,20 @@ def header_text(room: RoomState, width: int, extra: str = "") -> Text:
         parts.append(Text(f" {room.code} ", style="bold"))
     if settings is not None:
         parts.append(Text(f"{variant_title(settings.variant)} · by {settings.rank_by}"))
-        if settings.time_limit_s:
+        if settings.time_limit_s and room.phase != "running":  # running: the time left shows
             parts.append(Text(f" · limit {settings.time_limit_s}s", style="dim"))
     phase = room.phase
     if phase == "countdown":
         left = max(0, -room.race_clock_ms())
         parts.append(Text(f"  starts in {left / 1000:.1f}s", style="bold yellow"))
     elif phase == "running":
-        parts.append(Text(f"  ⏱ {clock_text(room.race_clock_ms())}", style="bold green"))
+        clock = room.race_clock_ms()
+        parts.append(Text(f"  ⏱ {clock_text(clock)}", style="bold green"))
+        if settings is not None and settings.time_limit_s:
+            left = max(0, settings.time_limit_s * 1000 - clock)
+            parts.append(
+                Text(f" ({clock_text(left)[:-2]} left)", style="yellow" if left < 30_000 else "dim")
+            )
     elif phase == "finished":
         parts.append(Text("  finished", style="bold magenta"))
     else:

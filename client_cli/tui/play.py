@@ -8,17 +8,20 @@ Keys: a pile key picks the source, a second pile key (or ``f`` for the foundatio
 destination (the same pile twice sends its top card to the foundation); ``:`` types a
 move (``3>7``, ``3:4>7``, ``fH>4``, ``redeal``); ``r`` redeal; ``t`` toggles auto-moves
 to the foundations; ``y`` ready; ``s`` start now (creator); ``x`` twice resigns; ``q``
-quits (twice while racing). The session resumes by itself after a drop.
+quits (twice while racing); ``h`` asks for a hint (rooms with hints on). The session
+resumes by itself after a drop.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.widgets import Input, Static
 
 from client_cli.sdk import Disconnected, RaceClient, RaceError, Reconnected
@@ -149,10 +152,15 @@ class PlayApp(App[int]):
         """Show one line in the message bar."""
         self.message = Text(text, style=style)
         if self._mounted:
-            self.query_one("#msg", Static).update(self.message)
+            with contextlib.suppress(NoMatches):  # shutting down
+                self.query_one("#msg", Static).update(self.message)
 
     # ------------------------------------------------------------------ drawing
     def _tick(self) -> None:
+        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
+            self._tick_once()
+
+    def _tick_once(self) -> None:
         room = self.client.room
         if room.phase in ("countdown", "running"):
             self.query_one("#header", Static).update(self._header())
@@ -162,6 +170,11 @@ class PlayApp(App[int]):
         return header_text(self.client.room, self.size.width, auto)
 
     def redraw(self) -> None:
+        """Redraw every part from the client's room state (nothing once the screen is gone)."""
+        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
+            self._redraw()
+
+    def _redraw(self) -> None:
         """Redraw every part from the client's room state."""
         if not self._mounted:
             return
@@ -246,6 +259,8 @@ class PlayApp(App[int]):
                 self.say("press x again to resign", "yellow")
                 return
             self.run_worker(self._resign(), group="requests")
+        elif char == "h":
+            self.run_worker(self._hint(), group="requests")
         elif char == "r":
             self.play("redeal")
         elif char == "f":
@@ -345,6 +360,14 @@ class PlayApp(App[int]):
             except RaceError:
                 return
             self.redraw()
+
+    async def _hint(self) -> None:
+        try:
+            move = await self.client.hint()
+        except RaceError as exc:
+            self.say(f"✗ {exc.message} ({exc.code})", "bold red")
+            return
+        self.say(f"hint: {move}" if move else "no hint: no legal move", "cyan")
 
     async def _ready(self) -> None:
         try:

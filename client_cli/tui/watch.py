@@ -6,6 +6,7 @@ Boards are drawn two abreast (39 cells each); with more than two the area scroll
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from client_cli.sdk import Disconnected, RaceClient, RaceError, Reconnected, RoomState
@@ -154,17 +156,29 @@ class WatchApp(App[int]):
         """Show one line in the message bar."""
         self.message = Text(text, style=style)
         if self._mounted:
-            self.query_one("#msg", Static).update(self.message)
+            with contextlib.suppress(NoMatches):  # shutting down
+                self.query_one("#msg", Static).update(self.message)
 
     def _tick(self) -> None:
+        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
+            self._tick_once()
+
+    def _tick_once(self) -> None:
         if self._close_at is not None and time.monotonic() >= self._close_at:
             self.exit(self.exit_code)
             return
         room = self.client.room
         if room.phase in ("countdown", "running"):
-            self.query_one("#header", Static).update(header_text(room, self.size.width))
+            self.query_one("#header", Static).update(
+                header_text(room, self.size.width, "spectating")
+            )
 
     def redraw(self) -> None:
+        """Redraw every part from the client's room state (nothing once the screen is gone)."""
+        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
+            self._redraw()
+
+    def _redraw(self) -> None:
         """Redraw from the client's room state."""
         if not self._mounted:
             return

@@ -164,7 +164,7 @@ async def test_the_play_screen_resumes_after_a_drop(start_server) -> None:  # ty
         client = app.client
         assert client._ws is not None
         client._ws.transport.abort()  # the network drops
-        await client.wait_for(lambda r: client.connected and r.my_board is not None, 10)
+        await client.wait_for(lambda r: client.resumes == 1, 10)
         await pilot.pause()
         assert "reconnected" in screen_text(app)
         board = client.room.my_board
