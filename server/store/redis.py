@@ -29,7 +29,7 @@ import logging
 import secrets
 from collections import defaultdict
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import msgspec
 from redis.asyncio import Redis
@@ -108,7 +108,10 @@ def _seat_pairs(fields: dict[str, Any], seat: int | None) -> list[Any]:
 class RedisStore:
     """The ``Store`` on Redis (standalone or Cluster). Create with ``from_url``."""
 
-    def __init__(self, client: Redis | RedisCluster, *, cluster: bool) -> None:
+    def __init__(
+        self, client: Redis | RedisCluster, *, cluster: bool,
+        node_auth: dict[str, Any] | None = None,
+    ) -> None:
         self._client: Any = client
         self._cluster = cluster
         self._scripts = {
@@ -118,9 +121,10 @@ class RedisStore:
                 "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY",
             )
         }
+        # options of the per-master subscriber connections on Cluster
         node_options = {
             "socket_timeout": SOCKET_TIMEOUT_S, "socket_connect_timeout": SOCKET_TIMEOUT_S,
-            "retry": Retry(NoBackoff(), 1),
+            "retry": Retry(NoBackoff(), 1), **(node_auth or {}),
         }
         self._bus = Bus(client, cluster, self._event_history, node_options)
 
@@ -142,7 +146,12 @@ class RedisStore:
             "retry": Retry(NoBackoff(), 1),
         }
         if cluster:
-            return cls(RedisCluster.from_url(clean, **options), cluster=True)
+            auth: dict[str, Any] = {"ssl": parts.scheme == "rediss"}
+            if parts.username:
+                auth["username"] = unquote(parts.username)
+            if parts.password:
+                auth["password"] = unquote(parts.password)
+            return cls(RedisCluster.from_url(clean, **options), cluster=True, node_auth=auth)
         return cls(Redis.from_url(clean, **options), cluster=False)
 
     # ------------------------------------------------------------------ plumbing

@@ -191,8 +191,11 @@ def test_from_url_options() -> None:
     assert not standalone._cluster
     kwargs = standalone._client.connection_pool.connection_kwargs
     assert kwargs["socket_timeout"] == 0.25 and kwargs["socket_connect_timeout"] == 1.0
-    clustered = RedisStore.from_url("redis://127.0.0.1:1/0?cluster=1")
+    clustered = RedisStore.from_url("redis://u:p%40ss@127.0.0.1:1/0?cluster=1")
     assert clustered._cluster and isinstance(clustered._client, RedisCluster)
+    # the per-master subscriber connections authenticate like the cluster client
+    options = clustered._bus._node_options
+    assert (options["username"], options["password"], options["ssl"]) == ("u", "p@ss", False)
 
 
 async def test_a_missed_event_is_caught_up_in_order(
