@@ -115,6 +115,16 @@ class RoomState:
             self._clock(msg.clock_ms)
         elif isinstance(msg, M.Ranking):
             self.ranking = list(msg.ranking)
+            # A player gets no Progress for its own moves: the ranking carries every
+            # seat's status, so the seats follow it.
+            for entry in msg.ranking:
+                info = self.seats.get(entry.seat)
+                if info is not None:
+                    info.status, info.progress, info.moves = (
+                        entry.status,
+                        entry.progress,
+                        entry.moves,
+                    )
         elif isinstance(msg, M.Results):
             self.results, self.phase = msg, "finished"
             self.ranking = list(msg.ranking)

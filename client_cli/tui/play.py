@@ -86,6 +86,7 @@ class PlayApp(App[int]):
         self.check: SeedCheck | None = None
         self._armed: str | None = None  # "x" or "q": a second press confirms
         self.exit_code = 1
+        self._my_status = ""
         self._mounted = False
         self.session_error: RaceError | None = None
 
@@ -141,10 +142,12 @@ class PlayApp(App[int]):
             self.say(f"reconnected after {event.attempts} attempt(s)", "green")
         elif isinstance(event, M.Error):
             self.say(f"✗ {event.message} ({event.code})", "bold red")
-        elif isinstance(event, M.Progress) and event.seat == self.client.room.seat:
-            if event.status == "won":
+        me = self.client.room.me
+        if me is not None and me.status != self._my_status:
+            self._my_status = me.status
+            if me.status == "won" and self.client.room.results is None:
                 self.say("★ you won! waiting for the others…", "bold green")
-            elif event.status == "stuck":
+            elif me.status == "stuck" and self.client.room.results is None:
                 self.say("■ no legal move left: your race is over", "bold yellow")
         self.redraw()
 

@@ -120,6 +120,8 @@ async def test_resumes_after_a_dropped_connection(start_server) -> None:  # type
     assert board is not None and board.seq == 3 and not board.desynced
     outcome = await play_bot(client, GreedyBot(1))
     assert outcome.status == "won"
+    me = client.room.me  # a player's own status comes from the ranking (no Progress)
+    assert me is not None and me.status == "won" and me.progress == 52
     assert outcome.results is not None
     assert check_results(outcome.results, client.room.commitment).ok
     await client.close()
