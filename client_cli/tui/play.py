@@ -87,6 +87,7 @@ class PlayApp(App[int]):
         self._armed: str | None = None  # "x" or "q": a second press confirms
         self.exit_code = 1
         self._my_status = ""
+        self._typing = False  # ':' was pressed: keys go to the command line
         self._mounted = False
         self.session_error: RaceError | None = None
 
@@ -235,6 +236,17 @@ class PlayApp(App[int]):
         if self.focused is not None:
             return  # the command line has the keys
         char = event.character or ""
+        if self._typing:
+            # ':' asked for the command line but focus moves on the next refresh: keys
+            # typed before then (a fast typist, a paste) belong to it, not to the board.
+            cmd = self.query_one("#cmd", Input)
+            if event.key == "enter":
+                self.submit(cmd.value)
+                cmd.value = ""
+            elif char and char.isprintable():
+                cmd.insert_text_at_cursor(char)
+            event.stop()
+            return
         room = self.client.room
         armed, self._armed = self._armed, None
         if char == "q":
@@ -244,6 +256,7 @@ class PlayApp(App[int]):
                 return
             self.exit(self.exit_code)
         elif char in (":", "/", "m"):
+            self._typing = True
             self.query_one("#cmd", Input).focus()
             event.stop()
         elif char == "y":
@@ -314,14 +327,23 @@ class PlayApp(App[int]):
         """Esc: drop the selection and leave the command line."""
         self.selected = None
         self._armed = None
+        self._typing = False
+        self.query_one("#cmd", Input).value = ""
         if self.focused is not None:
             self.set_focus(None)
         self.redraw()
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
-        text = event.value.strip()
         event.input.value = ""
+        self.submit(event.value)
+
+    def submit(self, value: str) -> None:
+        """A line from the command line: a move, or ready / start / resign."""
+        text = value.strip()
+        self._typing = False
         self.set_focus(None)
+        # A focus() still queued from ':' would land after this: drop it again after it.
+        self.call_later(self.set_focus, None)
         words = {"ready": self._ready, "start": self._start_now, "resign": self._resign}
         if text.lower() in words:
             self.run_worker(words[text.lower()](), group="requests")
