@@ -54,8 +54,15 @@ async def test_solrace_bot_json(start_server) -> None:  # type: ignore[no-untype
     server = await start_server(seed=1)
     host = await host_room(server, 1)
     status, out, err = await run_cli(
-        sys.executable, "-m", "client_cli.main", "bot", server.url, host.room.code,
-        "--strategy", "greedy", "--json",
+        sys.executable,
+        "-m",
+        "client_cli.main",
+        "bot",
+        server.url,
+        host.room.code,
+        "--strategy",
+        "greedy",
+        "--json",
     )
     assert status == 0, err
     data = json.loads(out)
@@ -74,13 +81,21 @@ async def test_solrace_bot_reports_a_bad_room(start_server) -> None:  # type: ig
 async def test_watch_plain_prints_progress_and_results(start_server) -> None:  # type: ignore[no-untyped-def]
     server = await start_server(seed=1)
     host = await host_room(server, 1)
-    watcher = asyncio.create_task(run_cli(
-        sys.executable, "-m", "client_cli.main", "watch", server.url, host.room.code, "--plain"
-    ))
+    watcher = asyncio.create_task(
+        run_cli(
+            sys.executable, "-m", "client_cli.main", "watch", server.url, host.room.code, "--plain"
+        )
+    )
     # The watcher may join before, during or after the race: it prints the results anyway.
     status, _, err = await run_cli(
-        sys.executable, "-m", "client_cli.main", "bot", server.url, host.room.code,
-        "--think", "0.01",
+        sys.executable,
+        "-m",
+        "client_cli.main",
+        "bot",
+        server.url,
+        host.room.code,
+        "--think",
+        "0.01",
     )
     assert status == 0, err
     w_status, w_out, w_err = await watcher
@@ -93,9 +108,24 @@ def test_demo_no_tui_prints_results_and_a_passing_seed_check() -> None:
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "client_cli.main", "demo", "--no-tui", "--bots", "3",
-         "--speed", "20", "--seed", "1"],
-        capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=90,
+        [
+            sys.executable,
+            "-m",
+            "client_cli.main",
+            "demo",
+            "--no-tui",
+            "--bots",
+            "3",
+            "--speed",
+            "20",
+            "--seed",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=90,
     )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -108,9 +138,25 @@ def test_bench_embedded_reports_json() -> None:
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, "-m", "client_cli.main", "bench", "--embedded", "--rooms", "2",
-         "--bots-per-room", "2", "--duration", "2", "--json"],
-        capture_output=True, text=True, env=ENV, cwd=ROOT, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "client_cli.main",
+            "bench",
+            "--embedded",
+            "--rooms",
+            "2",
+            "--bots-per-room",
+            "2",
+            "--duration",
+            "2",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -119,3 +165,48 @@ def test_bench_embedded_reports_json() -> None:
     assert report["bytes_per_ack"] and report["bytes_per_diff"]
     assert report["errors"] == {}
     assert isinstance(report["server"], dict) and report["server"]["rss_mb"] > 0
+
+
+def test_play_options_are_parsed_by_the_variant() -> None:
+    import pytest
+
+    import engine
+    from client_cli.commands.play import parse_options
+
+    assert parse_options("spanish", ["kings_to_bottom=off", "foundation_takeback=on"]) == {
+        "kings_to_bottom": False,
+        "foundation_takeback": True,
+    }
+    assert parse_options("perseverance", ["redeals=1", "redeal_when=any_time"]) == {
+        "redeals": 1,
+        "redeal_when": "any_time",
+    }
+    with pytest.raises(ValueError, match="has no option 'redeals'"):
+        parse_options("brisbane", ["redeals=1"])
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_options("brisbane", ["empty_pile"])
+    with pytest.raises(engine.EngineError):
+        parse_options("brisbane", ["empty_pile=queen"])
+
+
+def test_play_refuses_bad_settings_before_connecting() -> None:
+    import subprocess
+
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "client_cli.main",
+            "play",
+            "ws://127.0.0.1:9",
+            "--create",
+            "klondike",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=30,
+    )
+    assert proc.returncode == 2 and "unknown variant" in proc.stderr
+    assert "Traceback" not in proc.stderr
