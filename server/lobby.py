@@ -195,6 +195,7 @@ async def _enter(
             member.game, member.seq = rebuilt.game, rebuilt.seq
             member.status = seat.status if seat else "playing"
             member.progress_ms = seat.progress_ms if seat else None
+            member.reached = rebuilt.reached
             if near:
                 resume_msgs = list(rebuilt.diffs)
             elif seen is not None:

@@ -117,7 +117,11 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     except engine.IllegalMove as exc:
         return reject(Code.ILLEGAL_MOVE, str(exc))
     status = "won" if after.won else "stuck" if after.stuck else "playing"
-    progress_ms = clock if after.progress != game.progress else member.progress_ms
+    # progress_ms: when the seat *first* reached its current progress (a card taken back
+    # and played again does not make the seat later than it was).
+    progress_ms = member.progress_ms
+    if after.progress != game.progress:
+        progress_ms = member.reached.get(after.progress, clock)
     fields: dict[str, object] = {
         "progress": after.progress, "moves": msg.seq, "status": status,
         "progress_ms": progress_ms,
@@ -141,6 +145,8 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         member.conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
         return reject(Code.TAKEN_OVER, "another connection resumed this seat")
     member.game, member.seq, member.status, member.progress_ms = after, msg.seq, status, progress_ms
+    if progress_ms is not None:
+        member.reached.setdefault(after.progress, progress_ms)
     state_hash = after.state_hash()
     revealed = [(p, c) for p, c in diff.revealed]
     ack = Accepted(seq=msg.seq, hash=state_hash, clock_ms=clock, revealed=revealed)

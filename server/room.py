@@ -50,6 +50,7 @@ class Member:
     seq: int = 0
     status: str = "lobby"
     progress_ms: int | None = None
+    reached: dict[int, int] = field(default_factory=dict)  # progress -> first clock_ms
     pending: list[ev.Event] | None = field(default_factory=list)
     started_sent: bool = False
     results_sent: bool = False

@@ -56,6 +56,7 @@ class Replay:
     game: engine.Game
     seq: int
     diffs: list[DiffMsg]
+    reached: dict[int, int]  # progress -> race clock when the seat first reached it
 
 
 def replay(
@@ -69,15 +70,21 @@ def replay(
     """Replay ``entries`` (a seat's log, from move 1) on the deal. Stops before the first
     entry later than ``until_clock_ms`` (a delayed view). With ``diffs_after``, collects
     the Diff messages (hash and reveals recomputed) of the moves after that sequence.
+    ``reached`` maps each progress the seat had to the race clock it first had it.
     Logged moves were legal when stored, so a failure here is a server bug: it raises."""
     game = new_board(record, settings)
     seq = 0
     diffs: list[DiffMsg] = []
+    reached: dict[int, int] = {}
+    progress = game.progress
     for entry in entries:
         if until_clock_ms is not None and entry.clock_ms > until_clock_ms:
             break
         diff = game.play(entry.move)
         seq += 1
+        if game.progress != progress:
+            progress = game.progress
+            reached.setdefault(progress, entry.clock_ms)
         if diffs_after is not None and seq > diffs_after:
             diffs.append(
                 DiffMsg(
@@ -89,4 +96,4 @@ def replay(
                     revealed=[(p, c) for p, c in diff.revealed],
                 )
             )
-    return Replay(game, seq, diffs)
+    return Replay(game, seq, diffs, reached)

@@ -104,3 +104,33 @@ async def test_a_won_race_ranks_the_winner_first(server_factory: ServerFactory,
     assert verify_results(results) == []
     rankings = one.received(m.Ranking)
     assert rankings and rankings[-1].ranking[0].seat == 1
+
+
+async def test_progress_time_is_when_a_progress_was_first_reached(
+    server_factory: ServerFactory,
+) -> None:
+    """Spanish with takeback, seed 1: 5>f (progress 1), fS>7 (0), 7>f (1 again). The
+    seat's progress_ms stays the time of the first 5>f. The clock is the test's."""
+    now = [1_000_000]
+    server = await server_factory(seed_source=lambda: 1, clock=lambda: now[0])
+    one = await TestClient.connect(server.url, "one")
+    await one.create(variant="spanish", options={"foundation_takeback": True}, countdown_s=0)
+    await one.send(m.Ready())
+    await one.expect(m.Started)
+    clocks = []
+    for move in ("5>f", "fS>7", "7>f"):
+        if move == "7>f":  # the node rebuilds the seat from its log: the times too
+            await one.close()
+            one = await TestClient.connect(server.url, "one", token=one.token, seen=2)
+            await one.expect(m.Joined)
+            one.seq = 2
+        now[0] += 5_000
+        reply = await one.move(move)
+        assert isinstance(reply, m.Accepted), reply
+        clocks.append(reply.clock_ms)
+    assert clocks == [5_000, 10_000, 15_000]
+    await one.send(m.Resign())
+    results = await one.expect(m.Results)
+    (entry,) = results.ranking
+    assert (entry.progress, entry.progress_ms, entry.moves) == (1, 5_000, 3)
+    assert verify_results(results) == []
