@@ -186,3 +186,23 @@ async def test_spectator_boards_follow_every_move(start_server) -> None:  # type
     assert mine is not None and seen.view == mine.view
     await host.close()
     await player.close()
+
+
+async def test_events_arrive_in_order_and_end_when_closed(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = await start_server(seed=SEED)
+    client = RaceClient(server.url, "p", bot=True)
+    await client.connect()
+    seen: list[str] = []
+
+    async def collect() -> None:
+        async for event in client.events():
+            seen.append(type(event).__name__)
+
+    collector = asyncio.create_task(collect())
+    await client.create_room(settings_from("fortress", countdown_s=0))
+    await client.ready()
+    await client.wait_for(lambda r: r.my_board is not None, 10)
+    await client.close()
+    await asyncio.wait_for(collector, 5)  # the iterator ends with the session
+    assert seen.index("Joined") < seen.index("Started")
+    assert "Seats" in seen
