@@ -205,7 +205,10 @@ async def abandon(room: Room, seat_no: int, epoch: int) -> None:
 
 
 def hint(room: Room, member: Member) -> Hint:
-    """A suggested move: the engine's first legal move (foundation moves come first)."""
+    """A suggested move: the engine's first legal move (foundation moves come first).
+
+    Deliberately not a solver's move: the server's game knows the face-down cards, and a
+    hint computed with them would leak them; legal moves depend only on what is visible."""
     _need_player(member)
     if not room.settings.hints:
         raise ProtocolError(Code.HINTS_OFF)
