@@ -51,8 +51,9 @@ class RunsPosition:
         return self.piles[i][k - 1] if k else ON_PILE + i
 
     # ------------------------------------------------------------------ moves
-    def moves(self) -> list[Mv]:
-        """Foundation moves, run moves, and the redeal when it is allowed."""
+    def moves(self) -> list[tuple[Mv, int]]:
+        """Foundation moves, run moves, and the redeal when it is allowed (each with -1:
+        positions here are cheap to play, the search is small)."""
         piles, found = self.piles, self.found
         runs: dict[int, tuple[int, int]] = {}  # bottom card of a top run -> (pile, index)
         out: list[Mv] = []
@@ -73,11 +74,7 @@ class RunsPosition:
                     out.append((TABLEAU, i, j, len(piles[i]) - k))
         if self.redeals_left > 0 and (self.redeal_any_time or not out):
             out.append(REDEAL_MV)
-        return out
-
-    def child_key(self, mv: Mv) -> int:
-        """Always -1: positions here are cheap to play (the search is small)."""
-        return -1
+        return [(mv, -1) for mv in out]
 
     # ------------------------------------------------------------------ play
     def start(self) -> list[str]:

@@ -40,11 +40,9 @@ class Position(Protocol):
     def start(self) -> list[str]:
         """Play the safe foundation moves of the initial position; their notation."""
 
-    def moves(self) -> list[Mv]:
-        """The moves worth trying here."""
-
-    def child_key(self, mv: Mv) -> int:
-        """The key after ``mv`` when cheap to tell without playing it, else -1."""
+    def moves(self) -> list[tuple[Mv, int]]:
+        """The moves worth trying here, each with the key it leads to when that is cheap
+        to tell without playing it, else -1."""
 
     def play(self, mv: Mv) -> Undo:
         """Play ``mv`` and the safe foundation moves after it; what ``undo`` needs."""
@@ -117,7 +115,7 @@ def search(
     ]
     best_left, best_link = pos.left, None
     nodes = 0
-    moves, child_key, play, undo = pos.moves, pos.child_key, pos.play, pos.undo
+    moves, play, undo = pos.moves, pos.play, pos.undo
     snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
     pop, push = heapq.heappop, heapq.heappush
     while heap:
@@ -131,8 +129,7 @@ def search(
         restore(snap, key)
         nodes += 1
         g += G_WEIGHT
-        for mv in moves():
-            k = child_key(mv)
+        for mv, k in moves():
             if k >= 0 and k in seen:
                 continue
             u = play(mv)

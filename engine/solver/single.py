@@ -60,33 +60,48 @@ class SinglePosition:
         self._same_suit = all(c // 13 == t // 13 for t, cs in enumerate(fits) for c in cs)
 
     # ------------------------------------------------------------------ moves
-    def moves(self) -> list[Mv]:
-        """Every move worth trying: foundation moves, tableau moves, takebacks."""
-        piles, found, fits = self.piles, self.found, self.fits
-        where: dict[int, int] = {}
-        out: list[Mv] = []
+    def moves(self) -> list[tuple[Mv, int]]:
+        """Every move worth trying (foundation moves, tableau moves, takebacks), each with
+        the key it leads to when that is known without playing it (else -1: the move
+        may set off safe foundation moves)."""
+        piles, found, fits, key = self.piles, self.found, self.fits, self.key
+        auto = self.auto
+        limits = rank_limits(auto, found)
+        tops: dict[int, tuple[int, int]] = {}  # top card -> (pile, key once it has left)
+        out: list[tuple[Mv, int]] = []
         first_empty = -1
         for i, p in enumerate(piles):
-            if p:
-                t = p[-1]
-                where[t] = i
-                if found[t // 13] == t % 13:
-                    out.append((TO_FOUNDATION, i, 0, 1))
-            elif first_empty < 0:
-                first_empty = i
+            if not p:
+                if first_empty < 0:
+                    first_empty = i
+                continue
+            c = p[-1]
+            if found[c // 13] == c % 13:
+                out.append(((TO_FOUNDATION, i, 0, 1), -1))
+            if len(p) == 1:
+                tops[c] = (i, key ^ PAIR[c * SUPPORTS + ON_TABLE])
+            else:
+                u = p[-2]
+                if found[u // 13] == u % 13 and u % 13 <= limits[u // 13]:
+                    tops[c] = (i, -1)  # uncovers a card that then goes up at once
+                else:
+                    tops[c] = (i, key ^ PAIR[c * SUPPORTS + u])
         for j, q in enumerate(piles):
             if q:
-                for c in fits[q[-1]]:
-                    i = where.get(c, -1)
-                    if i >= 0:
-                        out.append((TABLEAU, i, j, 1))
+                t = q[-1]
+                for c in fits[t]:
+                    v = tops.get(c)
+                    if v is not None:
+                        i, k = v
+                        k = k ^ PAIR[c * SUPPORTS + t] if k >= 0 else -1
+                        out.append(((TABLEAU, i, j, 1), k))
         if first_empty >= 0:
             empty_any = self.empty_any
-            for i, p in enumerate(piles):
-                if len(p) > 1 and (empty_any or p[-1] % 13 == 12):
-                    out.append((TABLEAU, i, first_empty, 1))
+            for c, (i, k) in tops.items():
+                if len(piles[i]) > 1 and (empty_any or c % 13 == 12):
+                    mv = (TABLEAU, i, first_empty, 1)
+                    out.append((mv, k ^ PAIR[c * SUPPORTS + ON_TABLE] if k >= 0 else -1))
         if self.takeback:
-            limits = rank_limits(self.auto, found)
             for s in range(4):
                 height = found[s]
                 if height == 0 or height - 1 <= limits[s]:
@@ -94,28 +109,11 @@ class SinglePosition:
                 card = s * 13 + height - 1
                 for j, q in enumerate(piles):
                     if q and card in fits[q[-1]]:
-                        out.append((TAKEBACK, s, j, 1))
+                        out.append(((TAKEBACK, s, j, 1), key ^ PAIR[card * SUPPORTS + q[-1]]))
                 if first_empty >= 0 and (self.empty_any or height == 13):
-                    out.append((TAKEBACK, s, first_empty, 1))
+                    mv = (TAKEBACK, s, first_empty, 1)
+                    out.append((mv, key ^ PAIR[card * SUPPORTS + ON_TABLE]))
         return out
-
-    def child_key(self, mv: Mv) -> int:
-        """The key after a tableau move ``mv`` if it sets off no safe foundation move,
-        computed without playing it; -1 when the move has to be played to know."""
-        kind, src, dst, _ = mv
-        if kind != TABLEAU:
-            return -1
-        p, q = self.piles[src], self.piles[dst]
-        c = p[-1]
-        if len(p) > 1:
-            under = p[-2]
-            if self.auto and self.found[under // 13] == under % 13 \
-                    and under % 13 <= rank_limits(self.auto, self.found)[under // 13]:
-                return -1
-        else:
-            under = ON_TABLE
-        over = q[-1] if q else ON_TABLE
-        return self.key ^ PAIR[c * SUPPORTS + under] ^ PAIR[c * SUPPORTS + over]
 
     # ------------------------------------------------------------------ play
     def start(self) -> list[str]:

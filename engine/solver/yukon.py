@@ -46,11 +46,12 @@ class YukonPosition:
         self._memo: dict[bytes, int] = {}
 
     # ------------------------------------------------------------------ moves
-    def moves(self) -> list[Mv]:
-        """Every move worth trying: foundation moves, then group moves."""
+    def moves(self) -> list[tuple[Mv, int]]:
+        """Every move worth trying (foundation moves, then group moves), each with the
+        key it leads to when known without playing it (else -1)."""
         piles, down, found, fits = self.piles, self.down, self.found, self.fits
         loc: dict[int, tuple[int, int]] = {}
-        out: list[Mv] = []
+        out: list[tuple[Mv, int]] = []
         first_empty = -1
         for i, p in enumerate(piles):
             if p:
@@ -58,42 +59,40 @@ class YukonPosition:
                     loc[p[k]] = (i, k)
                 t = p[-1]
                 if found[t // 13] == t % 13:
-                    out.append((TO_FOUNDATION, i, 0, 1))
+                    out.append(((TO_FOUNDATION, i, 0, 1), -1))
             elif first_empty < 0:
                 first_empty = i
         for j, q in enumerate(piles):
             if q:
-                for c in fits[q[-1]]:
+                t = q[-1]
+                for c in fits[t]:
                     v = loc.get(c)
                     if v is not None and v[0] != j:
                         i, k = v
-                        out.append((TABLEAU, i, j, len(piles[i]) - k))
+                        out.append(((TABLEAU, i, j, len(piles[i]) - k), self._leave_key(i, k, t)))
         if first_empty >= 0:
             empty_any = self.empty_any
             for c, (i, k) in loc.items():
                 if k and (empty_any or c % 13 == 12):
-                    out.append((TABLEAU, i, first_empty, len(piles[i]) - k))
+                    mv = (TABLEAU, i, first_empty, len(piles[i]) - k)
+                    out.append((mv, self._leave_key(i, k, ON_TABLE)))
         return out
 
-    def child_key(self, mv: Mv) -> int:
-        """The key after a group move ``mv`` if it sets off no safe foundation move,
-        computed without playing it; -1 when the move has to be played to know."""
-        kind, src, dst, n = mv
-        if kind != TABLEAU:
-            return -1
-        p, q = self.piles[src], self.piles[dst]
-        k = len(p) - n
+    def _leave_key(self, i: int, k: int, onto: int) -> int:
+        """The key after the group from index k of pile i goes onto ``onto`` (a card or
+        ON_TABLE), or -1 if the card it uncovers then goes up at once."""
+        p = self.piles[i]
         b = p[k]
-        key = self.key ^ PAIR[b * SUPPORTS + (q[-1] if q else ON_TABLE)]
+        key = self.key ^ PAIR[b * SUPPORTS + onto]
         if k == 0:
             return key ^ PAIR[b * SUPPORTS + ON_TABLE]
-        under = p[k - 1]
-        if self.auto and self.found[under // 13] == under % 13 \
-                and under % 13 <= rank_limits(self.auto, self.found)[under // 13]:
+        u = p[k - 1]
+        found = self.found
+        if found[u // 13] == u % 13 and u % 13 <= rank_limits(self.auto, found)[u // 13]:
             return -1
-        key ^= PAIR[b * SUPPORTS + under]
-        if k == self.down[src]:
-            key ^= FACE_DOWN[under]
+        key ^= PAIR[b * SUPPORTS + u]
+        if k == self.down[i]:
+            key ^= FACE_DOWN[u]
         return key
 
     # ------------------------------------------------------------------ play

@@ -5,6 +5,7 @@ every solution returned."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -13,8 +14,11 @@ from hypothesis import strategies as st
 
 from engine import new_game
 from engine.solver import Budget, solve
+from engine.solver.keys import FACE_DOWN, order_free_key, ordered_key, redeals_key
 from engine.solver.positions import position_for
+from engine.solver.runs import RunsPosition
 from engine.solver.search import search
+from engine.solver.yukon import YukonPosition
 
 from .solver_testkit import brute_force, reduced_position
 
@@ -98,3 +102,44 @@ def test_solutions_with_foundation_takeback_replay_to_a_win(
                 game.play(mv)
             assert game.won
     assert won >= 1
+
+
+CONFIGS = [(v, o) for v, o, _, _ in SMALL] + TAKEBACK
+
+
+@pytest.mark.parametrize(("variant", "options"), CONFIGS, ids=[f"{v}-{o}" for v, o in CONFIGS])
+def test_keys_known_before_a_move_are_the_keys_after_it(
+    variant: str, options: dict[str, Any]
+) -> None:
+    """The search skips a move whose announced key it has seen: a wrong announcement
+    could hide a solution. Random walks check every announced key, and that undo
+    restores the board and its key."""
+    rng = random.Random(7)
+    for seed in range(3):
+        pos = position_for(new_game(variant, seed, **options))
+        pos.start()
+        for _ in range(150):
+            moves = pos.moves()
+            if not moves:
+                break
+            before = (pos.snapshot(), pos.key, pos.left)
+            for mv, announced in moves:
+                undo = pos.play(mv)
+                if announced >= 0:
+                    assert pos.key == announced, (variant, seed, mv)
+                pos.undo(undo)
+                assert (pos.snapshot(), pos.key, pos.left) == before
+            pos.play(rng.choice(moves)[0])
+            assert pos.key == key_from_scratch(pos)
+
+
+def key_from_scratch(pos: Any) -> int:
+    """The key of the board computed afresh, not updated move by move."""
+    if isinstance(pos, RunsPosition):
+        return ordered_key(pos.piles) ^ redeals_key(pos.redeals_left)
+    key = order_free_key(pos.piles)
+    if isinstance(pos, YukonPosition):
+        for p, d in zip(pos.piles, pos.down, strict=True):
+            for c in p[:d]:
+                key ^= FACE_DOWN[c]
+    return key
