@@ -141,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
         join=args.join,
         auto_foundation=args.auto,
         symbols=not args.ascii,
+        remember=True,  # resume tokens on disk: --join CODE takes your seat back
     )
     result = app.run()
     if app.session_error is not None:

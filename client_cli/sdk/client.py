@@ -76,6 +76,27 @@ class RaceClient(Session):
         self._reader = asyncio.create_task(self._read_loop(), name=f"solrace-reader-{self.name}")
         return reply
 
+    async def resume(self, token: str) -> RoomState:
+        """Open the session by taking back a seat with its resume token (kept from an
+        earlier session's ``room.token``): the room and the board as they are now. Raises
+        ``RaceError`` (``bad_token`` when the token is unknown or the race is over)."""
+        ws = await self._open()
+        self.room.token = token
+        try:
+            joined = await asyncio.wait_for(self._handshake(ws), self.open_timeout)
+        except (ConnectionClosed, TimeoutError) as exc:
+            await ws.close()
+            raise ConnectionLost(f"no answer to the resume from {self.url}: {exc!r}") from None
+        except RaceError:
+            await ws.close()
+            self.room.token = None
+            raise
+        self._ws = ws
+        self._closing = False
+        self._handle(joined)
+        self._reader = asyncio.create_task(self._read_loop(), name=f"solrace-reader-{self.name}")
+        return self.room
+
     async def close(self) -> None:
         """Close the session (sends nothing more; the server keeps a player's seat for
         its grace period). Waiting requests fail with ``ClientClosed``."""

@@ -27,10 +27,12 @@ from textual.widgets import Input, Static
 from client_cli.sdk import Disconnected, RaceClient, RaceError, Reconnected
 from client_cli.sdk.verify import SeedCheck
 from engine.moves import TABLEAU, TO_FOUNDATION
+from protocol import Code
 from protocol import messages as M
 
 from .common import header_text, results_lines
 from .render import PILE_KEYS, board_lines, card_label, join_lines, seats_panel
+from .tokens import forget_token, load_token, save_token
 
 SIDE_WIDTH = 26
 # SIDE_WIDTH cells of content + the border and padding (2).
@@ -54,6 +56,8 @@ KEYS_DONE = "q quit"
 class PlayApp(App[int]):
     """The play screen. Give it a server ``url`` and ``name`` and either ``create``
     (``RoomSettings``: make a room and take its first seat) or ``join`` (a room code).
+    With ``remember`` the seat's resume token is kept on disk (``tui.tokens``), and
+    ``join`` takes the seat back with it if you had one in that room.
     The exit value is 0 after a finished race, 1 if the session could not start."""
 
     CSS = CSS
@@ -72,12 +76,14 @@ class PlayApp(App[int]):
         auto_ready: bool = False,
         symbols: bool = True,
         client: RaceClient | None = None,
+        remember: bool = False,
     ) -> None:
         super().__init__()
         self.url, self.player_name = url, name
         self.create, self.join_code = create, join
         self.auto_foundation, self.auto_ready, self.symbols = auto_foundation, auto_ready, symbols
-        self.client = client or RaceClient(url, name, on_event=self._on_event)
+        self.remember = remember
+        self.client = client or self._new_client()
         if client is not None:
             client.on_event = self._on_event
         self.selected: int | None = None
@@ -109,21 +115,44 @@ class PlayApp(App[int]):
         self.redraw()
 
     # ------------------------------------------------------------------ session
+    def _new_client(self) -> RaceClient:
+        return RaceClient(self.url, self.player_name, on_event=self._on_event)
+
     async def _session(self) -> None:
         client = self.client
+        resumed = False
         try:
-            if client.welcome is None:
-                await client.connect()
-            if self.create is not None:
-                await client.create_room(self.create)
-            elif self.join_code:
-                await client.join(self.join_code, "player")
+            token = None
+            if self.join_code and self.remember and client.welcome is None:
+                token = load_token(self.url, self.join_code)
+            if token:
+                try:
+                    await client.resume(token)
+                    resumed = True
+                except RaceError as exc:
+                    forget_token(self.url, self.join_code or "")
+                    if exc.code != Code.BAD_TOKEN:
+                        raise
+                    client = self.client = self._new_client()  # the race is over: join
+            if not resumed:
+                if client.welcome is None:
+                    await client.connect()
+                if self.create is not None:
+                    await client.create_room(self.create)
+                elif self.join_code:
+                    await client.join(self.join_code, "player")
         except RaceError as exc:
             self.session_error = exc
             self.say(f"✗ {exc.message} ({exc.code})", "bold red")
             return
-        self.committed = client.room.commitment
-        self.say(f"in room {client.room.code}: share the code; press y when ready", "green")
+        room = client.room
+        self.committed = room.commitment
+        if self.remember and room.token:
+            save_token(self.url, room.code, room.token)
+        if resumed:
+            self.say(f"took your seat back in room {room.code}", "green")
+        else:
+            self.say(f"in room {room.code}: share the code; press y when ready", "green")
         if self.auto_ready:
             await self._ready()
         self.redraw()
@@ -136,6 +165,8 @@ class PlayApp(App[int]):
             self._after_board_change()
         elif isinstance(event, M.Results):
             self.exit_code = 0
+            if self.remember:
+                forget_token(self.url, event.code)
             self.say("the race is over — results below; q quits", "bold magenta")
         elif isinstance(event, Disconnected):
             self.say(f"connection lost ({event.reason}); reconnecting…", "bold yellow")

@@ -175,3 +175,34 @@ async def test_the_play_screen_resumes_after_a_drop(start_server) -> None:  # ty
         await moves_done(app)
         await pilot.pause()
         assert f"✓ {move}" in screen_text(app)
+
+
+async def test_join_takes_the_seat_back(start_server, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """--join finds the resume token saved when you left and takes the seat back."""
+    from client_cli.tui.tokens import load_token, token_file
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    server = await start_server(seed=WON_SEED)
+    settings = settings_from("brisbane", countdown_s=0)
+    first = PlayApp(server.url, "tester", create=settings, remember=True)
+    async with first.run_test(size=SIZE) as pilot:
+        await start_race(first, pilot)
+        code = first.client.room.code
+        board = first.client.room.my_board
+        assert board is not None
+        await first.client.move(board.legal_moves()[0])
+        await pilot.press("q", "q")  # leave mid-race
+    assert load_token(server.url, code) is not None
+    assert token_file().stat().st_mode & 0o777 == 0o600
+
+    second = PlayApp(server.url, "tester", join=code, remember=True)
+    async with second.run_test(size=SIZE) as pilot:
+        await second.client.wait_for(lambda r: r.my_board is not None, 10)
+        await pilot.pause()
+        assert "took your seat back" in screen_text(second)
+        board = second.client.room.my_board
+        assert board is not None and board.seq == 1
+        await pilot.press("x", "x")
+        await second.client.wait_for(lambda r: r.results is not None, 10)
+        await pilot.pause()
+    assert load_token(server.url, code) is None  # forgotten once the race is over
