@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_ROOMS, MAX_BOTS_PER_ROOM, MAX_DURATION_S = 500, 16, 600
+MAX_ROOMS, MAX_BOTS_PER_ROOM, MAX_DURATION_S, MAX_PROCS = 500, 16, 600, 16
 MOVES_PER_RACE = 400  # a bot resigns after this many moves: races stay short and varied
 
 
@@ -48,7 +48,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--no-spectators", action="store_true", help="no spectator per room")
     p.add_argument("--rate", type=float, default=1000.0,
                    help="(--embedded) the server's per-connection message rate limit")
+    p.add_argument("--procs", type=int, default=1,
+                   help="generator processes sharing the rooms (default 1; one Python "
+                   "process drives a few hundred moves/s)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--raw", action="store_true", help=argparse.SUPPRESS)  # --procs children
     p.set_defaults(func=run)
 
 
@@ -223,15 +227,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"solrace bench: --rooms 1..{MAX_ROOMS}, --bots-per-room 1..{MAX_BOTS_PER_ROOM},"
               f" --duration up to {MAX_DURATION_S} s", file=sys.stderr)
         return 2
+    if not 1 <= args.procs <= min(MAX_PROCS, args.rooms):
+        print(f"solrace bench: --procs 1..{MAX_PROCS}, and at most --rooms", file=sys.stderr)
+        return 2
     child = ChildServer(args.rate) if args.embedded else None
     urls = list(args.urls) + ([child.url] if child else [])
     try:
         cpu0, t0 = (child.cpu_seconds() if child else 0.0), time.monotonic()
         own0 = time.process_time()
-        stats = asyncio.run(_load(args, urls))
+        if args.procs > 1:
+            stats = run_processes(args, urls)
+        else:
+            stats = asyncio.run(_load(args, urls))
         wall = time.monotonic() - t0
         # The generator's own CPU: near 100% means it, not the server, set the pace.
-        stats.client_cpu_percent = round(100 * (time.process_time() - own0) / wall, 1)
+        if args.procs == 1:
+            stats.client_cpu_percent = round(100 * (time.process_time() - own0) / wall, 1)
         server: dict[str, Any] | str = "remote"
         if child is not None:
             rss, peak = child.memory_mb()
@@ -241,11 +252,47 @@ def run(args: argparse.Namespace) -> int:
         if child is not None:
             child.stop()
     report = make_report(args, urls, stats, wall, server)
+    if args.raw:  # for a parent bench: everything needed to merge runs
+        report["raw"] = {"latencies": stats.latencies, "frames": stats.frames}
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print(format_report(report))
     return 0 if stats.moves > 0 else 1
+
+
+def run_processes(args: argparse.Namespace, urls: list[str]) -> Stats:
+    """Split the rooms over ``args.procs`` child generator processes (``bench --raw``),
+    run them at once and merge what they measured."""
+    shares = [args.rooms // args.procs + (1 if i < args.rooms % args.procs else 0)
+              for i in range(args.procs)]
+    common = ["--bots-per-room", str(args.bots_per_room), "--duration", str(args.duration),
+              "--variant", args.variant, "--json", "--raw"]
+    if args.no_spectators:
+        common.append("--no-spectators")
+    if not args.json:
+        print(f"  {args.procs} generator processes, {args.duration:g} s…", file=sys.stderr)
+    procs = [subprocess.Popen([sys.executable, "-m", "client_cli.main", "bench", *urls,
+                               "--rooms", str(n), *common], stdout=subprocess.PIPE, text=True)
+             for n in shares]
+    stats = Stats()
+    for proc in procs:
+        out, _ = proc.communicate(timeout=args.duration + 120)
+        if proc.returncode not in (0, 1):
+            stats.errors["generator_failed"] += 1
+            continue
+        part = json.loads(out)
+        stats.moves += part["moves"]
+        stats.races += part["races"]
+        stats.latencies += part["raw"]["latencies"]
+        stats.errors.update(part["errors"])
+        stats.client_cpu_percent += part["load_generator_cpu_percent"]
+        for name, (count, size) in part["raw"]["frames"].items():
+            total = stats.frames.setdefault(name, [0, 0])
+            total[0] += count
+            total[1] += size
+    stats.client_cpu_percent = round(stats.client_cpu_percent, 1)
+    return stats
 
 
 async def _load(args: argparse.Namespace, urls: list[str]) -> Stats:
@@ -291,6 +338,7 @@ def make_report(args: argparse.Namespace, urls: list[str], stats: Stats, wall: f
         "errors": dict(stats.errors),
         "server": server,
         "load_generator_cpu_percent": stats.client_cpu_percent,
+        "procs": args.procs,
     }
 
 
@@ -310,5 +358,6 @@ def format_report(r: dict[str, Any]) -> str:
         f"bytes per ack frame {r['bytes_per_ack']} · per diff frame {r['bytes_per_diff']}",
         f"errors: {errors}",
         f"server: {where}",
-        f"load generator: cpu {r['load_generator_cpu_percent']}% of one core",
+        f"load generator: cpu {r['load_generator_cpu_percent']}% of one core "
+        f"({r['procs']} process{'es' if r['procs'] > 1 else ''})",
     ])

@@ -210,3 +210,37 @@ def test_play_refuses_bad_settings_before_connecting() -> None:
     )
     assert proc.returncode == 2 and "unknown variant" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_bench_splits_rooms_over_generator_processes() -> None:
+    import subprocess
+
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "client_cli.main",
+            "bench",
+            "--embedded",
+            "--rooms",
+            "2",
+            "--bots-per-room",
+            "1",
+            "--duration",
+            "1.5",
+            "--procs",
+            "2",
+            "--json",
+            "--no-spectators",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["procs"] == 2 and report["moves"] > 0 and report["races"] >= 2
+    assert report["bytes_per_diff"] is None  # no spectators, no diffs
+    assert "raw" not in report
