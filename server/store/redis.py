@@ -230,12 +230,12 @@ class RedisStore:
         return won
 
     async def expire_room(self, code: str, ttl_s: int) -> None:
-        """EXPIRE every key of the room (logs created later inherit the TTL) and unlist it."""
+        """EXPIRE every key of the room (keys created later inherit the TTL). The room
+        stays listed while it lasts; ``list_rooms`` drops it from the index once gone."""
         keys = _Keys(code)
         all_keys = [keys.room, keys.seats, keys.results, keys.event_counter, keys.event_history]
         all_keys += [keys.log(n) for n in range(1, MAX_SEATS + 1)]
         await self._script("EXPIRE_ROOM", all_keys, [int(ttl_s)])
-        await self._run("unlist room", self._client.zrem(OPEN_ROOMS_KEY, code))
 
     # ------------------------------------------------------------------ seats
 

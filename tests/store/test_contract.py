@@ -196,6 +196,13 @@ async def test_results(store: Store) -> None:
     assert await store.get_results(code) == b"\x81\xa1t\xa7results"
 
 
+async def test_a_room_with_a_ttl_stays_listed_until_it_expires(store: Store) -> None:
+    code = await room_with_seats(store)
+    await store.expire_room(code, 3600)  # e.g. a lobby that must not live forever
+    assert await store.get_room(code) is not None
+    assert code in {r.code for r in await store.list_rooms()}
+
+
 async def test_expire_room_removes_everything(store: Store) -> None:
     code = await room_with_seats(store)
     await store.append_move(code, 1, 1, 1, LogEntry("1>f", 1))
