@@ -7,7 +7,10 @@ Every script is idempotent *per call*: the caller passes a fresh random token (`
 and the script recognises its own earlier success. A call whose reply was lost (timeout,
 connection reset) can therefore be sent again — by redis-py's retry or by the caller —
 without creating a second room, winning a compare-and-set twice, taking two seats or
-appending a move twice.
+appending a move twice. Two writes are not deduplicated, on purpose: a retried
+``take_seat`` may skip an epoch number (harmless: the caller holds the newest one) and a
+retried publish may deliver an event twice (events carry sequence numbers; receivers
+drop repeats).
 
 Values in hashes are MessagePack (one encoded value per field) so a script can compare
 them byte for byte; only seat epochs are plain integers (for ``HINCRBY``).
