@@ -28,6 +28,7 @@ import contextlib
 import logging
 import secrets
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -48,6 +49,7 @@ from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 log = logging.getLogger("solrace.store.redis")
 
 OPEN_ROOMS_KEY = "solrace:rooms:open"
+PRIMARIES = RedisCluster.PRIMARIES
 SOCKET_TIMEOUT_S = 1.0
 OP_TIMEOUT_S = 3.0
 
@@ -156,17 +158,28 @@ class RedisStore:
 
     # ------------------------------------------------------------------ plumbing
 
-    async def _run(self, what: str, coro: Any) -> Any:
-        """Await ``coro`` within the operation timeout; Redis trouble → StoreUnavailable."""
-        try:
-            async with asyncio.timeout(OP_TIMEOUT_S):
-                return await coro
-        except (RedisError, OSError, TimeoutError) as exc:
-            detail = str(exc) or type(exc).__name__
-            raise StoreUnavailable(f"redis {what} failed: {detail}") from exc
+    async def _run(self, what: str, call: Callable[[], Awaitable[Any]]) -> Any:
+        """Await ``call()`` within the operation timeout; Redis trouble → StoreUnavailable."""
+        for attempt in (1, 2):
+            try:
+                async with asyncio.timeout(OP_TIMEOUT_S):
+                    return await call()
+            except (RedisError, OSError, TimeoutError) as exc:
+                detail = str(exc) or type(exc).__name__
+                raise StoreUnavailable(f"redis {what} failed: {detail}") from exc
+            except AttributeError as exc:
+                # redis-py's async cluster client, under load, can hand a command a
+                # connection whose setup another task tore down ("'NoneType' object has
+                # no attribute 'writelines'"). Every call here is idempotent (see
+                # redis_scripts), so it is safe to send it once more.
+                if attempt == 2:
+                    raise StoreUnavailable(f"redis {what} failed: {exc}") from exc
+                log.warning("redis %s: client error %r; retrying once", what, exc)
+        raise AssertionError("unreachable")
 
     async def _script(self, name: str, keys: list[str], args: list[Any]) -> Any:
-        return await self._run(name.lower(), self._scripts[name](keys=keys, args=args))
+        script = self._scripts[name]
+        return await self._run(name.lower(), lambda: script(keys=keys, args=args))
 
     # ------------------------------------------------------------------ rooms
 
@@ -180,12 +193,12 @@ class RedisStore:
         if not created:
             return False
         try:
-            index = self._client.zadd(OPEN_ROOMS_KEY, {room.code: room.created_ms})
-            await self._run("index room", index)
+            score = {room.code: room.created_ms}
+            await self._run("index room", lambda: self._client.zadd(OPEN_ROOMS_KEY, score))
         except StoreUnavailable:
             # keep "nothing changed" as far as Redis lets us
             try:
-                await self._run("undo room", self._client.delete(keys.room))
+                await self._run("undo room", lambda: self._client.delete(keys.room))
             except StoreUnavailable:
                 log.warning("room %s created but not listed (redis failed twice)", room.code)
             raise
@@ -193,16 +206,17 @@ class RedisStore:
 
     async def get_room(self, code: str) -> RoomRecord | None:
         """The room, or None if there is none (or it expired)."""
-        data = await self._run("get room", self._client.hgetall(_Keys(code).room))
+        data = await self._run("get room", lambda: self._client.hgetall(_Keys(code).room))
         return _room_from_hash(data) if data else None
 
     async def list_rooms(self) -> list[RoomRecord]:
         """Rooms not finished, oldest first. Codes whose room expired or finished are
         dropped from the index on the way."""
-        raw = await self._run("list rooms", self._client.zrange(OPEN_ROOMS_KEY, 0, -1))
+        raw = await self._run("list rooms", lambda: self._client.zrange(OPEN_ROOMS_KEY, 0, -1))
         codes = [c.decode() for c in raw]
         found = await self._run(
-            "list rooms", asyncio.gather(*(self._client.hgetall(_Keys(c).room) for c in codes))
+            "list rooms",
+            lambda: asyncio.gather(*(self._client.hgetall(_Keys(c).room) for c in codes)),
         )
         rooms, stale = [], []
         for code, data in zip(codes, found, strict=True):
@@ -212,7 +226,7 @@ class RedisStore:
             else:
                 rooms.append(room)
         if stale:
-            await self._run("prune rooms", self._client.zrem(OPEN_ROOMS_KEY, *stale))
+            await self._run("prune rooms", lambda: self._client.zrem(OPEN_ROOMS_KEY, *stale))
         return rooms
 
     async def set_phase(self, code: str, expect: str, phase: str, **fields: Any) -> bool:
@@ -226,7 +240,7 @@ class RedisStore:
         if won and phase == "finished":
             # if this fails, list_rooms still skips the room and prunes the index itself
             with contextlib.suppress(StoreUnavailable):
-                await self._run("unlist room", self._client.zrem(OPEN_ROOMS_KEY, code))
+                await self._run("unlist room", lambda: self._client.zrem(OPEN_ROOMS_KEY, code))
         return won
 
     async def expire_room(self, code: str, ttl_s: int) -> None:
@@ -250,7 +264,7 @@ class RedisStore:
 
     async def get_seats(self, code: str) -> list[SeatRecord]:
         """Every seat of the room, by seat number."""
-        data = await self._run("get seats", self._client.hgetall(_Keys(code).seats))
+        data = await self._run("get seats", lambda: self._client.hgetall(_Keys(code).seats))
         grouped: dict[int, dict[str, bytes]] = defaultdict(dict)
         for key, value in data.items():
             number, _, name = key.decode().partition(":")
@@ -267,7 +281,8 @@ class RedisStore:
         """One seat, or None."""
         names = ("epoch", *_SEAT_FIELDS)
         values = await self._run(
-            "get seat", self._client.hmget(_Keys(code).seats, [f"{seat}:{n}" for n in names])
+            "get seat",
+            lambda: self._client.hmget(_Keys(code).seats, [f"{seat}:{n}" for n in names]),
         )
         if values[0] is None:
             return None
@@ -308,7 +323,7 @@ class RedisStore:
     async def read_log(self, code: str, seat: int, after: int = 0) -> list[LogEntry]:
         """The seat's log entries after the first ``after`` ones, in order."""
         key = _Keys(code).log(seat)
-        raw = await self._run("read log", self._client.lrange(key, max(after, 0), -1))
+        raw = await self._run("read log", lambda: self._client.lrange(key, max(after, 0), -1))
         return [_LOG_DECODER.decode(item) for item in raw]
 
     # ------------------------------------------------------------------ results
@@ -320,7 +335,8 @@ class RedisStore:
 
     async def get_results(self, code: str) -> bytes | None:
         """The encoded results, or None."""
-        data: bytes | None = await self._run("get results", self._client.get(_Keys(code).results))
+        key = _Keys(code).results
+        data: bytes | None = await self._run("get results", lambda: self._client.get(key))
         return data
 
     # ------------------------------------------------------------------ events
@@ -360,10 +376,9 @@ class RedisStore:
         """True when Redis (every Cluster master) answers PING now."""
         try:
             if self._cluster:
-                coro = self._client.ping(target_nodes=RedisCluster.PRIMARIES)
+                await self._run("ping", lambda: self._client.ping(target_nodes=PRIMARIES))
             else:
-                coro = self._client.ping()
-            await self._run("ping", coro)
+                await self._run("ping", self._client.ping)
         except StoreUnavailable:
             return False
         return True
