@@ -21,7 +21,8 @@ class RunsPosition:
     safe foundation moves are played at once except while a redeal could still follow
     at any time (a foundation move there changes how the redeal groups the cards)."""
 
-    __slots__ = ("found", "key", "left", "piles", "redeal_any_time", "redeals_left", "safe_moves")
+    __slots__ = ("found", "g_weight", "key", "left", "piles", "redeal_any_time", "redeals_left",
+                 "safe_moves")
 
     def __init__(
         self,
@@ -38,6 +39,7 @@ class RunsPosition:
         self.safe_moves = safe_moves
         self.key = ordered_key(self.piles) ^ redeals_key(redeals_left)
         self.left = sum(len(p) for p in self.piles)
+        self.g_weight = 3  # heuristic units per move played (docs/SOLVER.md)
 
     @property
     def auto(self) -> AutoRule:

@@ -5,8 +5,8 @@ that lists its moves, plays a move together with the safe foundation moves that 
 it, undoes it, saves and restores itself as a compact snapshot, estimates the work left
 (``heuristic``) and keeps a position key up to date (``keys``).
 
-The driver always expands the stored position with the lowest heuristic value plus a
-small weight per move played (greedy best-first, nudged towards short solutions). Each
+The driver always expands the stored position with the lowest heuristic value plus
+``g_weight`` per move played (greedy best-first, nudged towards short solutions). Each
 distinct position is stored once (the key set is the transposition table), so when no
 stored position is left to expand, no won position is reachable: the deal is
 unwinnable. Safe foundation moves are dominating (the position after one is winnable
@@ -27,7 +27,6 @@ Undo = tuple[Any, ...]  # whatever a position needs to take its move back
 Link = tuple[Mv, Any] | None  # (move, parent link): the path to a stored position
 
 CLOCK_EVERY = 256  # expansions between two reads of the clock
-G_WEIGHT = 3  # heuristic units per move already played (see docs/SOLVER.md)
 
 
 class Position(Protocol):
@@ -36,6 +35,7 @@ class Position(Protocol):
 
     key: int
     left: int
+    g_weight: int  # heuristic units added per move played: leans towards short lines
 
     def start(self) -> list[str]:
         """Play the safe foundation moves of the initial position; their notation."""
@@ -118,6 +118,7 @@ def search(
     moves, play, undo = pos.moves, pos.play, pos.undo
     snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
     pop, push = heapq.heappop, heapq.heappush
+    g_weight = pos.g_weight
     while heap:
         if nodes >= max_nodes:
             out.reason = f"node budget of {max_nodes} positions exhausted"
@@ -128,7 +129,7 @@ def search(
         _, _, snap, key, link, g = pop(heap)
         restore(snap, key)
         nodes += 1
-        g += G_WEIGHT
+        g += g_weight
         for mv, k in moves():
             if k >= 0 and k in seen:
                 continue

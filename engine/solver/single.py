@@ -28,10 +28,13 @@ class SinglePosition:
     __slots__ = (
         "_memo",
         "_same_suit",
+        "_w_king",
+        "_w_need",
         "auto",
         "empty_any",
         "fits",
         "found",
+        "g_weight",
         "key",
         "left",
         "piles",
@@ -56,8 +59,15 @@ class SinglePosition:
         self.key = order_free_key(self.piles)
         self.left = sum(len(p) for p in self.piles)
         self._memo: dict[bytes, int] = {}
-        # Fortress builds in suit: there a card is only "in order" on a suit neighbour
+        # Fortress builds in suit: there a King is no special obstacle
         self._same_suit = all(c // 13 == t // 13 for t, cs in enumerate(fits) for c in cs)
+        # Heuristic weights (docs/SOLVER.md). Where only a King fills an empty pile
+        # (Portuguese), buried Kings and digging matter more, and the search leans
+        # harder towards short lines (tuned on seeds 0-59).
+        king_only = not empty_any and not self._same_suit
+        self._w_king = 15 if king_only else 5
+        self._w_need = 6 if king_only else 3
+        self.g_weight = 5 if king_only else 3
 
     # ------------------------------------------------------------------ moves
     def moves(self) -> list[tuple[Mv, int]]:
@@ -228,38 +238,45 @@ class SinglePosition:
         self.key = key
 
     def heuristic(self) -> int:
-        """An estimate of the work left (lower is better; see docs/SOLVER.md)."""
+        """An estimate of the work left (lower is better; see docs/SOLVER.md): 10 per
+        card not up, the cards above each suit's next card, each pile's own share
+        (``_pile_share``), and a bonus per empty pile -- where only a King may fill one,
+        only as many empty piles count as there are Kings waiting for one."""
         found, piles = self.found, self.piles
         score = 10 * self.left
         memo = self._memo
         if len(memo) > PILE_MEMO_LIMIT:
             memo.clear()
+        empties = kings = 0
         for p in piles:
             if not p:
-                score -= 8
+                empties += 1
                 continue
             b = bytes(p)
             share = memo.get(b)
             if share is None:
                 share = memo[b] = self._pile_share(p)
-            score += share
-        # the cards above each suit's next card all have to move first
+            score += share >> 4
+            kings += share & 15
+        score -= 8 * (empties if self.empty_any else min(empties, kings))
+        need = self._w_need
         for s in range(4):
             h = found[s]
             if h < 13:
                 c = s * 13 + h
                 for p in piles:
                     if c in p:
-                        score += 3 * (len(p) - 1 - p.index(c))
+                        score += need * (len(p) - 1 - p.index(c))
                         break
         return score
 
     def _pile_share(self, p: list[int]) -> int:
-        """The part of the heuristic a pile alone decides: cards not lying on a card
-        they build on, cards above a lower card of their suit (they must move before it
-        goes up), and Kings off the bottom (they need an empty pile to move to)."""
+        """The part of the heuristic a pile alone decides, times 16, plus the number of
+        Kings off its bottom (at most 4): +1 per card not lying on a card it builds on,
+        +5 per card above a lower card of its suit (it must move before that one goes
+        up), and per King off the bottom (it needs an empty pile to move to)."""
         fits = self.fits
-        score = 0
+        score = kings = 0
         lowest = [99, 99, 99, 99]
         below = -1
         for depth, c in enumerate(p):
@@ -271,6 +288,6 @@ class SinglePosition:
             else:
                 lowest[s] = c
             if depth and c % 13 == 12 and not self._same_suit:
-                score += 5
+                kings += 1
             below = c
-        return score
+        return (score + self._w_king * kings) * 16 + kings

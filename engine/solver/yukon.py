@@ -21,7 +21,8 @@ class YukonPosition:
     face down; ``fits[top]`` lists the cards that may go on ``top``; ``empty_any`` says
     whether an empty pile takes any group (else one with a King at its bottom)."""
 
-    __slots__ = ("_memo", "auto", "down", "empty_any", "fits", "found", "key", "left", "piles")
+    __slots__ = ("_memo", "auto", "down", "empty_any", "fits", "found", "g_weight", "key", "left",
+                 "piles")
 
     def __init__(
         self,
@@ -43,6 +44,7 @@ class YukonPosition:
             for c in p[:d]:
                 self.key ^= FACE_DOWN[c]
         self.left = sum(len(p) for p in self.piles)
+        self.g_weight = 3  # heuristic units per move played (docs/SOLVER.md)
         self._memo: dict[bytes, int] = {}
 
     # ------------------------------------------------------------------ moves
