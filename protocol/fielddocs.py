@@ -159,7 +159,11 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     },
     "Ranking": {"ranking": "everyone, best first"},
     "Snapshot": {"board": "the whole board, replacing the one you had"},
-    "SeatLog": {"seat": "seat number", "moves": "every accepted move, in order"},
+    "SeatLog": {
+        "seat": "seat number",
+        "moves": "every accepted move, in order",
+        "clocks": "race clock (ms) when each move was accepted, same order",
+    },
     "Results": {
         "code": "the room code",
         "variant": "the variant",

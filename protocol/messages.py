@@ -344,10 +344,13 @@ class Snapshot(_Msg, tag="snap"):
 
 
 class SeatLog(msgspec.Struct, omit_defaults=True, kw_only=True):
-    """One seat's complete move log, in order."""
+    """One seat's complete move log, in order, with the race clock (ms) at which each
+    move was accepted (``clocks``, same length), so anyone can recompute finish and
+    progress times from the results."""
 
     seat: int = field(name="p")
     moves: list[str] = field(name="ml")
+    clocks: list[int] = field(default_factory=list, name="cl")
 
 
 class Results(_Msg, tag="results"):

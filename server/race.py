@@ -14,9 +14,9 @@ import logging
 import engine
 from protocol import Code, ProtocolError, encode
 from protocol.messages import Accepted, Hint, Move, Ranking, Rejected, Results, SeatLog
+from protocol.ranking import rank
 
 from . import events as ev
-from .ranking import rank
 from .room import Member, Room
 from .store import LogEntry, SeqConflict, StaleEpoch, StoreUnavailable
 
@@ -242,8 +242,11 @@ async def try_finish(room: Room, reason: str) -> None:
         if seat.status not in _DONE:
             seat.status = "timeout" if reason == "time" else "resigned"
             await store.update_seat(code, seat.seat, status=seat.status)
-    logs = [SeatLog(seat=s.seat, moves=[e.move for e in await store.read_log(code, s.seat)])
-            for s in seats]
+    logs = []
+    for s in seats:
+        entries = await store.read_log(code, s.seat)
+        logs.append(SeatLog(seat=s.seat, moves=[e.move for e in entries],
+                            clocks=[e.clock_ms for e in entries]))
     record = room.record
     results = Results(
         code=code,

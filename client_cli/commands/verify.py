@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Print a verdict; 0 if the results check out, 1 if not (or unreadable)."""
-    from server.verify import load_results, verify_results
+    from protocol.verify import load_results, verify_results
 
     try:
         data = Path(args.results).read_bytes()
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"solrace verify: {exc}", file=sys.stderr)
         return 1
-    problems = verify_results(results)
+    problems = verify_results(results).problems
     seats = len(results.logs)
     moves = sum(len(log.moves) for log in results.logs)
     if problems:

@@ -10,11 +10,11 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from protocol import messages as m
+from protocol.verify import verify_results
 from server import lobby
 from server.app import Server
 from server.store import SeatRecord, StoreUnavailable
 from server.store.memory import MemoryStore
-from server.verify import verify_results
 
 from .client import Board, TestClient
 from .conftest import ServerFactory
@@ -127,7 +127,7 @@ async def test_winnable_deals_come_with_a_par(server: Server) -> None:
     await client.send(m.Resign())
     results = await client.expect(m.Results)
     assert results.winnable is True and results.par and results.par > 0
-    assert verify_results(results) == []
+    assert verify_results(results).problems == []
     assert joined.commitment == results.commitment
 
 

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from protocol import messages as m
-from server.verify import verify_results
+from protocol.verify import verify_results
 
 from .client import Board, TestClient, play_moves
 from .conftest import ServerFactory
@@ -44,7 +44,7 @@ async def test_a_race_across_two_nodes(server_factory: ServerFactory, redis_url:
     await two.send(m.Resign())
     results = await watcher.expect(m.Results)
     assert await moved.expect(m.Results) == results
-    assert verify_results(results) == []
+    assert verify_results(results).problems == []
     assert [len(log.moves) for log in results.logs] == [moved.seq, two.seq]
     seen = {s: Board(b.view) for s, b in
             ((b.seat, b) for b in watcher.received(m.Started)[0].boards)}

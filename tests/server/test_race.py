@@ -10,8 +10,8 @@ import pytest
 
 import engine
 from protocol import messages as m
+from protocol.verify import verify_results
 from server.app import Server
-from server.verify import verify_results
 
 from .client import Board, TestClient, play_moves
 
@@ -52,7 +52,7 @@ async def test_full_race(server: Server, variant: str, rank_by: str) -> None:
         assert await client.expect(m.Results) == results
     assert results.rank_by == rank_by and results.variant == variant
     assert [len(log.moves) for log in results.logs] == played
-    assert verify_results(results) == []
+    assert verify_results(results).problems == []
     assert [e.bot for e in sorted(results.ranking, key=lambda e: e.seat)] == [False, True, False]
     # The spectator saw every board from the start and every move as a diff.
     started = watcher.received(m.Started)[0]

@@ -6,9 +6,9 @@ import pytest
 
 import engine
 from protocol import messages as m
-from server.ranking import rank
+from protocol.ranking import rank
+from protocol.verify import verify_results
 from server.store import SeatRecord
-from server.verify import verify_results
 
 from .client import TestClient
 from .conftest import ServerFactory
@@ -101,7 +101,7 @@ async def test_a_won_race_ranks_the_winner_first(server_factory: ServerFactory,
     assert (first.seat, first.status, first.rank) == (1, "won", 1)
     assert first.finish_ms is not None and first.moves == len(WIN_SEED_7)
     assert (second.seat, second.status, second.rank) == (2, "resigned", 2)
-    assert verify_results(results) == []
+    assert verify_results(results).problems == []
     rankings = one.received(m.Ranking)
     assert rankings and rankings[-1].ranking[0].seat == 1
 
@@ -133,4 +133,4 @@ async def test_progress_time_is_when_a_progress_was_first_reached(
     results = await one.expect(m.Results)
     (entry,) = results.ranking
     assert (entry.progress, entry.progress_ms, entry.moves) == (1, 5_000, 3)
-    assert verify_results(results) == []
+    assert verify_results(results).problems == []

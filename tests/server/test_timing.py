@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from protocol import messages as m
+from protocol.verify import verify_results
 from server.app import Server
-from server.verify import verify_results
 
 from .client import Board, TestClient, play_moves
 
@@ -30,7 +30,7 @@ async def test_time_limit_ends_the_race(server: Server) -> None:
     assert {e.status for e in results.ranking} == {"timeout"}
     assert time.time() * 1000 >= started.start_ms + 1000
     assert results.ranking[0].seat == 1 or results.ranking[0].progress == 0
-    assert verify_results(results) == []
+    assert verify_results(results).problems == []
     late = await one.move("1>f")
     assert isinstance(late, m.Rejected) and late.code == "finished"
 

@@ -12,8 +12,8 @@ import pytest
 from client_cli.main import main
 from protocol import encode
 from protocol import messages as m
+from protocol.verify import verify_results
 from server.app import Server
-from server.verify import verify_results
 
 from .client import Board, TestClient, play_moves
 
@@ -35,7 +35,15 @@ async def results(server: Server) -> m.Results:
 
 
 def test_real_results_verify(results: m.Results) -> None:
-    assert verify_results(results) == []
+    assert verify_results(results).problems == []
+    for log in results.logs:  # the clocks that let anyone recompute the times
+        assert len(log.clocks) == len(log.moves) and log.clocks == sorted(log.clocks)
+
+
+def test_a_commitment_other_than_the_one_shown_before_the_race_fails(
+        results: m.Results) -> None:
+    check = verify_results(results, committed="0" * 64)
+    assert not check.ok and not check.commitment_ok
 
 
 def _tampered(results: m.Results, **changes: object) -> m.Results:
@@ -47,8 +55,18 @@ def test_tampering_is_caught(results: m.Results) -> None:
         "commitment": _tampered(results, seed=results.seed ^ 1),
         "salt": _tampered(results, salt="00" * 16),
         "illegal": _tampered(results, logs=[
-            m.SeatLog(seat=results.logs[0].seat, moves=[*results.logs[0].moves, "1>1"]),
+            m.SeatLog(seat=results.logs[0].seat, moves=[*results.logs[0].moves, "1>1"],
+                      clocks=[*results.logs[0].clocks, results.logs[0].clocks[-1]]),
             *results.logs[1:]]),
+        "clock count": _tampered(results, logs=[
+            msgspec.structs.replace(results.logs[0], clocks=results.logs[0].clocks[:-1]),
+            *results.logs[1:]]),
+        "clocks backwards": _tampered(results, logs=[
+            msgspec.structs.replace(results.logs[0], clocks=results.logs[0].clocks[::-1]),
+            *results.logs[1:]]),
+        "progress time": _tampered(results, ranking=[
+            msgspec.structs.replace(e, progress_ms=(e.progress_ms or 0) + 1)
+            for e in results.ranking]),
         "moves reported": _tampered(results, ranking=[
             msgspec.structs.replace(results.ranking[0], moves=results.ranking[0].moves + 1),
             *results.ranking[1:]]),
@@ -59,7 +77,7 @@ def test_tampering_is_caught(results: m.Results) -> None:
             for i, e in enumerate(results.ranking)]),
     }
     for name, bad in cases.items():
-        assert verify_results(bad), name
+        assert verify_results(bad).problems, name
 
 
 def test_the_cli_reads_json_and_msgpack(results: m.Results, tmp_path: Path,

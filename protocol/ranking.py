@@ -1,6 +1,9 @@
-"""The ranking: a pure function of the players' seat records.
+"""The ranking: a pure function of the players' standings (PROTOCOL.md, "Ranking").
 
-Order (docs/SERVER.md, "Ranking"):
+Both sides use it: the server to rank a race, anyone holding a ``Results`` message to
+check the published order (``protocol.verify``).
+
+Order:
 
 - ``rank_by="time"``: players who won first, by ``finish_ms`` ascending (then fewer
   moves); then everyone else by progress descending, then ``progress_ms`` ascending (who
@@ -14,15 +17,35 @@ Ties that remain share a rank (1, 2, 2, 4), and equal entries keep seat order.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol, cast
 
-from protocol.messages import RankEntry
-
-from .store.records import SeatRecord
+from .messages import RankEntry, SeatStatus
 
 _NEVER = 1 << 62  # sorts a missing time after every real one
 
 
-def _key(seat: SeatRecord, rank_by: str) -> tuple[int, ...]:
+class Standing(Protocol):
+    """What ranking reads of a seat (the server's ``SeatRecord`` has these fields)."""
+
+    @property
+    def seat(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def bot(self) -> bool: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def progress(self) -> int: ...
+    @property
+    def moves(self) -> int: ...
+    @property
+    def finish_ms(self) -> int | None: ...
+    @property
+    def progress_ms(self) -> int | None: ...
+
+
+def _key(seat: Standing, rank_by: str) -> tuple[int, ...]:
     progress_ms = seat.progress_ms if seat.progress_ms is not None else _NEVER
     if rank_by == "time":
         if seat.status == "won":
@@ -32,7 +55,7 @@ def _key(seat: SeatRecord, rank_by: str) -> tuple[int, ...]:
     return (0, -seat.progress, progress_ms, seat.moves)
 
 
-def rank(seats: Iterable[SeatRecord], rank_by: str) -> list[RankEntry]:
+def rank(seats: Iterable[Standing], rank_by: str) -> list[RankEntry]:
     """The ranking of ``seats`` (any order in; ranked, then by seat number, out)."""
     ordered = sorted(seats, key=lambda s: (_key(s, rank_by), s.seat))
     out: list[RankEntry] = []
@@ -48,7 +71,7 @@ def rank(seats: Iterable[SeatRecord], rank_by: str) -> list[RankEntry]:
                 seat=seat.seat,
                 name=seat.name,
                 bot=seat.bot,
-                status=seat.status,  # type: ignore[arg-type]
+                status=cast(SeatStatus, seat.status),
                 progress=seat.progress,
                 moves=seat.moves,
                 finish_ms=seat.finish_ms,
