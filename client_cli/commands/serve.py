@@ -28,6 +28,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    metavar="URL", help="Redis URL for a multi-node service "
                    "(default: $SOLRACE_REDIS_URL, else in-memory, one node)")
     p.add_argument("--node-id", default="", help="this node's name (default host-pid)")
+    p.add_argument("--rate", type=_positive, default=10.0, metavar="PER_S",
+                   help="messages a connection may send per second, sustained "
+                   "(default %(default)s; bots pace themselves to it)")
+    p.add_argument("--burst", type=int, default=20, metavar="N",
+                   help="messages a connection may send at once (default %(default)s)")
     p.add_argument("--log-level", default="WARNING", help="logging level (default %(default)s)")
     p.set_defaults(func=run)
 
@@ -49,7 +54,8 @@ async def _serve(args: argparse.Namespace) -> int:
     from server.config import ServerConfig
 
     config = ServerConfig(host=args.host, port=args.port, store_url=args.redis,
-                          node_id=args.node_id)
+                          node_id=args.node_id, rate_per_s=args.rate,
+                          rate_burst=max(1, args.burst))
     server = Server(config)
     try:
         await server.start()
@@ -66,3 +72,14 @@ async def _serve(args: argparse.Namespace) -> int:
     await stop.wait()
     await server.stop()
     return 0
+
+
+def _positive(text: str) -> float:
+    """argparse type: a number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+    return value

@@ -13,6 +13,7 @@ import sys
 import pytest
 from websockets.exceptions import InvalidStatus
 
+from protocol import PROTOCOL_VERSION
 from protocol import messages as m
 from server.app import Server
 
@@ -85,7 +86,7 @@ async def test_an_offline_seat_is_resigned_after_the_grace(server_factory: Serve
 async def test_solrace_serve_prints_its_address_and_exits_0_on_sigterm() -> None:
     env = {**os.environ, "SOLRACE_REDIS_URL": ""}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "client_cli.main", "serve", "--port", "0",
+        sys.executable, "-m", "client_cli.main", "serve", "--port", "0", "--rate", "40",
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )
     try:
@@ -93,6 +94,9 @@ async def test_solrace_serve_prints_its_address_and_exits_0_on_sigterm() -> None
         line = (await asyncio.wait_for(proc.stdout.readline(), 20)).decode()
         assert line.startswith("solrace listening on ws://127.0.0.1:"), line
         url = line.split()[-1]
+        raw = await TestClient.connect(url, "r", hello=False)
+        await raw.send(m.Hello(version=PROTOCOL_VERSION, name="r"))
+        assert (await raw.expect(m.Welcome)).rate_per_s == 40.0  # --rate reaches clients
         client = await TestClient.connect(url, "c")
         await client.create(variant="fortress")
         proc.send_signal(signal.SIGTERM)
