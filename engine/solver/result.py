@@ -16,8 +16,8 @@ UNKNOWN: Verdict = "unknown"
 class Budget:
     """A search budget: the search stops with verdict ``"unknown"`` once it has expanded
     ``max_nodes`` positions or spent ``max_seconds`` of wall time, whichever comes first.
-    The clock is read every 256 nodes, so a search may overrun ``max_seconds`` by the
-    time of 256 nodes (a few milliseconds)."""
+    The clock is read before each position is expanded, so a search overruns
+    ``max_seconds`` by at most one expansion (about a millisecond at worst)."""
 
     max_nodes: int = 1_000_000
     max_seconds: float = 10.0
