@@ -103,8 +103,9 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
             break
     else:  # pragma: no cover - 31**6 codes
         raise ProtocolError(Code.INTERNAL, "could not allocate a room code")
-    # No expire_room here: the Redis store unlists a room when given a TTL, which would
-    # hide every new public room from the list (see docs/SERVER.md, "Known limits").
+    # A room that never starts must not live for ever; the start extends the TTL to
+    # cover the race and its results (race.begin_countdown).
+    await server.store.expire_room(record.code, server.config.lobby_ttl_s)
     if msg.as_player:
         await _join_player(server, conn, record)
     else:

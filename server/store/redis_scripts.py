@@ -60,6 +60,11 @@ for n = 1, max do
       args[#args + 1] = ARGV[i + 1]
     end
     redis.call('HSET', KEYS[2], unpack(args))
+    if redis.call('PTTL', KEYS[2]) == -1 then
+      -- the first seat creates the hash: it must not outlive its room
+      local ttl = redis.call('PTTL', KEYS[1])
+      if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+    end
     return n
   end
 end

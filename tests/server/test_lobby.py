@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import redis.asyncio as aioredis
+
 from protocol import messages as m
 from server.app import Server
 
 from .client import TestClient
+from .conftest import ServerFactory
 
 
 async def test_list_shows_public_open_rooms(server: Server) -> None:
@@ -68,3 +71,22 @@ async def test_hints_when_the_room_gives_them(server: Server) -> None:
     assert hint.move is not None
     reply = await one.move(hint.move)
     assert isinstance(reply, m.Accepted)
+
+
+async def test_a_lobby_is_listed_and_expires_if_it_never_starts(
+    server_factory: ServerFactory, redis_url: str
+) -> None:
+    """On Redis a new room's keys carry the lobby TTL from creation (a room nobody starts
+    must not stay for ever) while the room stays listed."""
+    server = await server_factory(store_url=redis_url, lobby_ttl_s=600)
+    one = await TestClient.connect(server.url, "one")
+    joined = await one.create(variant="fortress")
+    await one.send(m.ListRooms())
+    assert [r.code for r in (await one.expect(m.RoomList)).rooms] == [joined.code]
+    client = aioredis.from_url(redis_url)
+    try:
+        for key in ("room", "seats"):
+            ttl = await client.ttl(f"solrace:{{{joined.code}}}:{key}")
+            assert 0 < ttl <= 600, (key, ttl)
+    finally:
+        await client.aclose()
