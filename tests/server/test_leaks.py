@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from typing import Any
 
 import msgpack
@@ -62,8 +63,17 @@ def _walk(obj: Any) -> list[Any]:
 def leaks(frame: bytes, hidden: frozenset[str], secrets: tuple[int, str]) -> list[Any]:
     """The hidden cards (and secrets) a frame contains."""
     values = _walk(msgpack.unpackb(frame, raw=False, strict_map_key=False))
-    return [v for v in values if (isinstance(v, str) and v in hidden) or
-            (not isinstance(v, bool) and v in secrets)]
+    found: list[Any] = []
+    for v in values:
+        if isinstance(v, str):
+            # Token by token, so a card named inside a text ("a group from 9D") counts and
+            # a room code that happens to contain "9D" ("E59D44") does not.
+            found += [t for t in re.findall(r"[A-Za-z0-9]+", v) if t in hidden]
+            if v in secrets:
+                found.append(v)
+        elif not isinstance(v, bool) and v in secrets:
+            found.append(v)
+    return found
 
 
 def test_the_detector_detects() -> None:
@@ -74,6 +84,10 @@ def test_the_detector_detects() -> None:
     assert leaks(frame, hidden, (7, "ab")) == [card]
     assert leaks(msgpack.packb({"sd": 7}), hidden, (7, "ab")) == [7]
     assert leaks(msgpack.packb({"w": game.view()}), hidden, (7, "ab")) == []
+    assert leaks(msgpack.packb({"m": f"a group from {card} does not fit"}), hidden,
+                 (7, "ab")) == [card]
+    assert leaks(msgpack.packb({"c": f"E5{card}44"}), hidden, (7, "ab")) == []
+    assert leaks(msgpack.packb({"sl": "ab"}), hidden, (7, "ab")) == ["ab"]
 
 
 @pytest.mark.parametrize("delay", [0, 1])
