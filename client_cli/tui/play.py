@@ -18,7 +18,7 @@ import contextlib
 from typing import Any
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
@@ -30,6 +30,7 @@ from engine.moves import TABLEAU, TO_FOUNDATION
 from protocol import Code
 from protocol import messages as M
 
+from .base import RaceApp
 from .common import header_text, results_lines
 from .render import PILE_KEYS, board_lines, card_label, join_lines, seats_panel
 from .tokens import forget_token, load_token, save_token
@@ -53,7 +54,7 @@ KEYS_RACE = "1-9 0 a-c pile · f foundation · r redeal · : type · t auto · x
 KEYS_DONE = "q quit"
 
 
-class PlayApp(App[int]):
+class PlayApp(RaceApp):
     """The play screen. Give it a server ``url`` and ``name`` and either ``create``
     (``RoomSettings``: make a room and take its first seat) or ``join`` (a room code).
     With ``remember`` the seat's resume token is kept on disk (``tui.tokens``), and
@@ -183,18 +184,7 @@ class PlayApp(App[int]):
                 self.say("■ no legal move left: your race is over", "bold yellow")
         self.redraw()
 
-    def say(self, text: str, style: str = "") -> None:
-        """Show one line in the message bar."""
-        self.message = Text(text, style=style)
-        if self._mounted:
-            with contextlib.suppress(NoMatches):  # shutting down
-                self.query_one("#msg", Static).update(self.message)
-
     # ------------------------------------------------------------------ drawing
-    def _tick(self) -> None:
-        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
-            self._tick_once()
-
     def _tick_once(self) -> None:
         room = self.client.room
         if room.phase in ("countdown", "running"):

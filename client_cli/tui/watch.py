@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Static
@@ -21,6 +21,7 @@ from client_cli.sdk import Disconnected, RaceClient, RaceError, Reconnected, Roo
 from client_cli.sdk.verify import SeedCheck
 from protocol import messages as M
 
+from .base import RaceApp
 from .common import header_text, results_lines
 from .render import STATUS_MARK, board_lines, seat_line
 
@@ -67,7 +68,7 @@ def side_by_side(blocks: list[list[Text]], width: int) -> list[Text]:
     return lines
 
 
-class WatchApp(App[int]):
+class WatchApp(RaceApp):
     """The spectator screen for room ``code``. ``background`` (optional) is a coroutine
     run alongside (the demo's bots); ``exit_after_results_s`` closes the app that long
     after the results (None: stay until q)."""
@@ -151,17 +152,6 @@ class WatchApp(App[int]):
         elif isinstance(event, M.Error):
             self.say(f"✗ {event.message} ({event.code})", "bold red")
         self.redraw()
-
-    def say(self, text: str, style: str = "") -> None:
-        """Show one line in the message bar."""
-        self.message = Text(text, style=style)
-        if self._mounted:
-            with contextlib.suppress(NoMatches):  # shutting down
-                self.query_one("#msg", Static).update(self.message)
-
-    def _tick(self) -> None:
-        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
-            self._tick_once()
 
     def _tick_once(self) -> None:
         if self._close_at is not None and time.monotonic() >= self._close_at:

@@ -1,0 +1,33 @@
+"""What the play and watch screens share: the message bar and a periodic tick that is
+safe while the app shuts down."""
+
+from __future__ import annotations
+
+import contextlib
+
+from rich.text import Text
+from textual.app import App
+from textual.css.query import NoMatches
+from textual.widgets import Static
+
+
+class RaceApp(App[int]):
+    """Base of ``PlayApp`` and ``WatchApp``. Subclasses set ``_mounted`` once their
+    widgets exist and implement ``_tick_once``; ``_tick`` runs it on a timer."""
+
+    message: Text
+    _mounted: bool = False
+
+    def say(self, text: str, style: str = "") -> None:
+        """Show one line in the message bar (``#msg``)."""
+        self.message = Text(text, style=style)
+        if self._mounted:
+            with contextlib.suppress(NoMatches):  # shutting down
+                self.query_one("#msg", Static).update(self.message)
+
+    def _tick(self) -> None:
+        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
+            self._tick_once()
+
+    def _tick_once(self) -> None:
+        raise NotImplementedError
