@@ -131,15 +131,24 @@ class Session:
             raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from None
 
     async def _recv(self, ws: ClientConnection) -> Any:
-        frame = await ws.recv()
-        if isinstance(frame, str):
-            raise RaceError(Code.BAD_FRAME, "the server sent a text frame")
-        self.bytes_in += len(frame)
-        self.frames_in += 1
-        try:
-            msg = decode_server(frame)
-        except DecodeError as exc:
-            raise RaceError(exc.code, f"undecodable frame from the server: {exc.message}") from None
+        """The next message the client understands. A message type it does not know is
+        skipped: a newer server may send types added within the protocol version
+        (PROTOCOL.md, "Versioning"); anything else undecodable is an error."""
+        while True:
+            frame = await ws.recv()
+            if isinstance(frame, str):
+                raise RaceError(Code.BAD_FRAME, "the server sent a text frame")
+            self.bytes_in += len(frame)
+            self.frames_in += 1
+            try:
+                msg = decode_server(frame)
+            except DecodeError as exc:
+                if exc.code == Code.UNKNOWN_TYPE:
+                    continue
+                raise RaceError(
+                    exc.code, f"undecodable frame from the server: {exc.message}"
+                ) from None
+            break
         if self.count_frames:
             stat = self.frame_stats.setdefault(type(msg).__name__, [0, 0])
             stat[0] += 1
