@@ -3,7 +3,7 @@ proven unwinnable) within 1 s and within 10 s, the median time, nodes/s and the
 winnable rate with a 95% Wilson interval, checked against published figures where
 there are some. Figures and the command that reproduces them are in docs/SOLVER.md.
 
-    .venv/bin/python bench/solver_bench.py              # full run, about 11 minutes
+    .venv/bin/python bench/solver_bench.py              # full run, about 10 minutes
     .venv/bin/python bench/solver_bench.py --scale 0.1  # a tenth of the deals
     .venv/bin/python bench/solver_bench.py --json out.json
 
@@ -50,12 +50,12 @@ class Config:
 
 
 CONFIGS = [
-    Config("portuguese", "portuguese", {}, 150),
+    Config("portuguese", "portuguese", {}, 120),
     Config("spanish", "spanish", {}, 1000),
     Config("spanish (Solvitaire preset)", "spanish",
-           {"kings_to_bottom": False, "foundation_takeback": True}, 2500,
+           {"kings_to_bottom": False, "foundation_takeback": True}, 2000,
            (99.863, 0.003, "Blake & Gent, 10^7 deals")),
-    Config("brisbane", "brisbane", {}, 600),
+    Config("brisbane", "brisbane", {}, 500),
     # Wolter gives 20.2%; +-0.08% is the 95% binomial half-width of 10^6 deals
     Config("fortress", "fortress", {}, 8000, (20.2, 0.08, "Wolter, 10^6 deals")),
     Config("perseverance", "perseverance", {}, 2000),
@@ -78,6 +78,7 @@ class Row:
     nodes: int = 0
     baseline: float = 0.0
     find_seconds: list[float] = field(default_factory=list)
+    per_deal: list[tuple[int, str, int, float]] = field(default_factory=list)  # seed, ...
 
 
 def baseline(n: int = 200_000, repeat: int = 3) -> float:
@@ -115,6 +116,7 @@ def measure(cfg: Config, scale: float, max_seconds: float, finds: int) -> Row:
             if not game.won:
                 raise SystemExit(f"{cfg.name} seed {seed}: the solution does not win")
         row.deals += 1
+        row.per_deal.append((seed, result.verdict, result.nodes, round(result.elapsed, 4)))
         row.seconds.append(result.elapsed)
         row.nodes += result.nodes
         if result.verdict == "won":

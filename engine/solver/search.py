@@ -93,37 +93,38 @@ def _replay(pos: Position, root: Any, root_key: int, path: list[Mv]) -> list[str
     return out
 
 
-def search(
-    pos: Position, budget: Budget, clock: Callable[[], float] = time.perf_counter
-) -> Outcome:
-    """Best-first search from ``pos`` within ``budget`` (expanded positions and seconds).
-    ``pos`` is left in an unspecified position."""
-    out = Outcome()
-    deadline = clock() + budget.max_seconds
-    max_nodes = budget.max_nodes
-    prefix = pos.start()
-    out.nodes = 1
-    if pos.left == 0:
-        out.verdict, out.moves, out.reason = WON, prefix, "solved"
-        return out
-    root, root_key = pos.snapshot(), pos.key
-    seen = {root_key}
+class _Run:
+    """How a best-first run ended."""
+
+    __slots__ = ("best_left", "best_link", "exhausted", "nodes", "positions", "won")
+
+    def __init__(self) -> None:
+        self.nodes = 0  # positions expanded
+        self.positions = 0  # distinct positions stored
+        self.exhausted = False  # nothing left to expand: no won position is reachable
+        self.won: Link = None  # the path to a won position, if found
+        self.best_left = 53
+        self.best_link: Link = None  # the path to the position with the fewest cards left
+
+
+def _best_first(
+    pos: Position, g_weight: int, max_nodes: int, deadline: float, clock: Callable[[], float]
+) -> _Run:
+    """Best-first from the position ``pos`` is in, expanding at most ``max_nodes``
+    positions and stopping at ``deadline``."""
+    run = _Run()
+    seen = {pos.key}
     counter = 0
     heap: list[tuple[int, int, Any, int, Link, int]] = [
-        (pos.heuristic(), 0, root, root_key, None, 0)
+        (pos.heuristic(), 0, pos.snapshot(), pos.key, None, 0)
     ]
     best_left, best_link = pos.left, None
     nodes = 0
     moves, play, undo = pos.moves, pos.play, pos.undo
     snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
     pop, push = heapq.heappop, heapq.heappush
-    g_weight = pos.g_weight
     while heap:
-        if nodes >= max_nodes:
-            out.reason = f"node budget of {max_nodes} positions exhausted"
-            break
-        if clock() > deadline:  # ~0.1 us, against 50 us to 1 ms per expansion
-            out.reason = f"time budget of {budget.max_seconds:g} s exhausted"
+        if nodes >= max_nodes or clock() > deadline:  # ~0.1 us, against 50 us-1 ms a node
             break
         _, _, snap, key, link, g = pop(heap)
         restore(snap, key)
@@ -143,19 +144,48 @@ def search(
             if left < best_left:
                 best_left, best_link = left, child
                 if left == 0:
-                    out.verdict, out.reason, out.nodes = WON, "solved", nodes
-                    out.moves = prefix + _replay(pos, root, root_key, _path(child))
-                    out.best_first = out.moves[0]
-                    return out
+                    run.won = child
+                    heap.clear()
+                    break
             counter += 1
             push(heap, (heuristic() + g, counter, snapshot(), k, child, g))
             undo(u)
     else:
+        run.exhausted = run.won is None
+    run.nodes, run.positions = nodes, len(seen)
+    run.best_left, run.best_link = best_left, best_link
+    return run
+
+
+def search(
+    pos: Position, budget: Budget, clock: Callable[[], float] = time.perf_counter
+) -> Outcome:
+    """Best-first search from ``pos`` within ``budget`` (expanded positions and seconds);
+    ``pos`` is left in an unspecified position."""
+    out = Outcome()
+    deadline = clock() + budget.max_seconds
+    prefix = pos.start()
+    out.nodes = 1
+    if pos.left == 0:
+        out.verdict, out.moves, out.reason = WON, prefix, "solved"
+        return out
+    root, root_key = pos.snapshot(), pos.key
+    run = _best_first(pos, pos.g_weight, budget.max_nodes, deadline, clock)
+    out.nodes = run.nodes
+    if run.won is not None:
+        out.verdict, out.reason = WON, "solved"
+        out.moves = prefix + _replay(pos, root, root_key, _path(run.won))
+        out.best_first = out.moves[0]
+        return out
+    if run.exhausted:
         out.verdict = UNWINNABLE
-        out.reason = f"all {len(seen)} reachable positions searched"
-    out.nodes = nodes
+        out.reason = f"all {run.positions} reachable positions searched"
+    elif run.nodes >= budget.max_nodes:
+        out.reason = f"node budget of {budget.max_nodes} positions exhausted"
+    else:
+        out.reason = f"time budget of {budget.max_seconds:g} s exhausted"
     if prefix:
         out.best_first = prefix[0]
-    elif best_link is not None:
-        out.best_first = _replay(pos, root, root_key, _path(best_link)[:1])[0]
+    elif run.best_link is not None:
+        out.best_first = _replay(pos, root, root_key, _path(run.best_link)[:1])[0]
     return out
