@@ -240,7 +240,7 @@ async def test_a_flood_is_rate_limited_and_the_connection_recovers(
         message = await client.recv()
         if isinstance(message, m.Pong):
             break
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # credits refill with time: the waiting is what is tested
     else:
         pytest.fail("the connection never recovered")
     assert isinstance(message, m.Pong)
