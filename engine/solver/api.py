@@ -14,7 +14,7 @@ from .positions import position_for
 from .result import WON, Budget, SolveResult
 from .search import search
 
-DEFAULT_BUDGET = Budget()  # 1,000,000 positions or 10 s
+DEFAULT_BUDGET = Budget()  # 500,000 positions or 10 s
 HINT_BUDGET = Budget(max_nodes=20_000, max_seconds=1.0)
 SEED_BUDGET = Budget(max_nodes=50_000, max_seconds=2.0)  # per seed, find_winnable_seed
 FIND_SECONDS = 10.0  # find_winnable_seed's default bound on its total time
@@ -39,7 +39,7 @@ def solve(
     or ``"unknown"`` when ``max_nodes`` positions were expanded or ``max_seconds`` spent
     first. A bad layout raises the engine's ``BadLayout`` (or ``UnknownVariant`` /
     ``BadOption``); a bad budget raises ``ValueError``. Memory grows with the positions
-    searched: about 0.3 kB each (docs/SOLVER.md)."""
+    expanded: about 1 kB each (docs/SOLVER.md)."""
     return _solve(_as_game(game_or_layout), Budget(max_nodes, max_seconds))[0]
 
 

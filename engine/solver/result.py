@@ -19,7 +19,7 @@ class Budget:
     The clock is read before each position is expanded, so a search overruns
     ``max_seconds`` by at most one expansion (about a millisecond at worst)."""
 
-    max_nodes: int = 1_000_000
+    max_nodes: int = 500_000  # about 0.5 GB of stored positions at most (docs/SOLVER.md)
     max_seconds: float = 10.0
 
     def __post_init__(self) -> None:
