@@ -9,6 +9,7 @@ were computed without being in them.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import engine
@@ -248,6 +249,9 @@ async def try_finish(room: Room, reason: str) -> None:
         logs.append(SeatLog(seat=s.seat, moves=[e.move for e in entries],
                             clocks=[e.clock_ms for e in entries]))
     record = room.record
+    winnable, par = record.winnable, record.par
+    if winnable is None:
+        winnable, par = await _judge_deal(room)
     results = Results(
         code=code,
         variant=room.settings.variant,
@@ -259,14 +263,33 @@ async def try_finish(room: Room, reason: str) -> None:
         ranking=rank(seats, room.settings.rank_by),
         logs=logs,
         reason=reason,
-        winnable=record.winnable,
-        par=record.par,
+        winnable=winnable,
+        par=par,
     )
     frame = encode(results)
     await store.put_results(code, frame)
     await room.publish(ev.Finished(frame))
     await store.expire_room(code, room.config.results_ttl_s)
     room.server.metrics.races_finished.labels(reason).inc()
+
+
+async def _judge_deal(room: Room) -> tuple[bool | None, int | None]:
+    """Was the race's deal winnable, and its par (the length of the solver's solution)?
+    For deals not chosen by the solver, asked at the finish: in a thread, one search at a
+    time per node, within ``results_solver_s`` (None, None when undecided by then)."""
+    try:
+        from engine.solver import solve
+    except ImportError:  # pragma: no cover - the solver ships with the engine
+        return None, None
+    settings = room.settings
+    fresh = engine.new_game(settings.variant, seed=room.record.seed, **settings.options)
+    async with room.server.solver_slot:
+        result = await asyncio.to_thread(
+            solve, fresh, max_nodes=50_000, max_seconds=room.config.results_solver_s
+        )
+    if result.winnable:
+        return True, len(result.moves)
+    return result.winnable, None
 
 
 def _need_player(member: Member) -> None:

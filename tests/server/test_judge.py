@@ -1,0 +1,35 @@
+"""Every race's results say whether its deal was winnable, and its par, even when the deal
+was random: the server asks the solver at the finish."""
+
+from __future__ import annotations
+
+import pytest
+
+import engine
+from engine.solver import solve
+from protocol import messages as m
+from protocol.verify import verify_results
+
+from .client import TestClient
+from .conftest import ServerFactory
+
+
+@pytest.mark.parametrize(("seed", "winnable"), [(5, True), (3, False)])
+async def test_results_of_a_random_deal_say_if_it_was_winnable(
+    server_factory: ServerFactory, seed: int, winnable: bool
+) -> None:
+    server = await server_factory(seed_source=lambda: seed)
+    one = await TestClient.connect(server.url, "one")
+    await one.create(variant="fortress", countdown_s=0)  # deal=random, the default
+    await one.send(m.Ready())
+    await one.expect(m.Started)
+    await one.send(m.Resign())
+    results = await one.expect(m.Results)
+    assert results.seed == seed and results.winnable is winnable
+    expected = solve(engine.new_game("fortress", seed=seed), max_seconds=10)
+    assert expected.winnable is winnable  # the fixed seeds are what the test assumes
+    if winnable:
+        assert results.par == len(expected.moves) > 0
+    else:
+        assert results.par is None
+    assert verify_results(results).problems == []
