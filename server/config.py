@@ -56,6 +56,7 @@ class ServerConfig:
     abandon_after_s: float = 300.0  # untimed races: a seat offline this long is resigned
     solver_budget_s: float = 5.0  # deal=winnable: time to find a winnable seed
     results_solver_s: float = 1.0  # at the finish: was a random deal winnable, and par
+    hint_budget_s: float = 0.5  # solver time for one hint (hints cost heavy credits)
     max_live_rooms: int = 10_000  # rooms this node holds connections in
 
     # -- shutdown

@@ -40,8 +40,8 @@ log = logging.getLogger(__name__)
 _ids = itertools.count(1)
 SERVER_NAME = "solrace-server/0.1"
 
-# Messages that cost ``rate_cost_heavy`` credits (they touch many store keys).
-_HEAVY = (m.CreateRoom, m.Join, m.ListRooms)
+# Messages that cost ``rate_cost_heavy`` credits (many store keys, or a solver search).
+_HEAVY = (m.CreateRoom, m.Join, m.ListRooms, m.HintRequest)
 
 # websocket close codes for our Closing reasons
 _WS_CLOSE = {
@@ -254,7 +254,7 @@ class Connection:
         elif isinstance(msg, m.Leave):
             await lobby.leave(server, self)
         elif isinstance(msg, m.HintRequest):
-            self.send(race.hint(*self._in_room()))
+            self.send(await race.hint(*self._in_room()))
         else:  # pragma: no cover - the decoder only yields the types above
             raise ProtocolError(Code.UNKNOWN_TYPE, type(msg).__name__)
 

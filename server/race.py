@@ -205,18 +205,27 @@ async def abandon(room: Room, seat_no: int, epoch: int) -> None:
     await maybe_finish(room)
 
 
-def hint(room: Room, member: Member) -> Hint:
-    """A suggested move: the engine's first legal move (foundation moves come first).
+async def hint(room: Room, member: Member) -> Hint:
+    """A suggested move: the solver's, searched on the player's *view*.
 
-    Deliberately not a solver's move: the server's game knows the face-down cards, and a
-    hint computed with them would leak them; legal moves depend only on what is visible."""
+    The server's game knows the face-down cards; a search on it would leak them. The
+    search runs on ``engine.game_from_view(view)`` instead, whose face-down slots hold the
+    unseen cards in a fixed order that says nothing about the real ones: its legal moves
+    are the real game's, and in the four variants without face-down cards it is the real
+    game, so the hint is as good as the solver can find within ``hint_budget_s``."""
     _need_player(member)
     if not room.settings.hints:
         raise ProtocolError(Code.HINTS_OFF)
     if room.phase != "running" or member.game is None:
         raise ProtocolError(Code.NOT_RUNNING)
-    moves = member.game.legal_moves()
-    return Hint(move=str(moves[0]) if moves else None)
+    from engine.solver import Budget
+    from engine.solver import hint as solver_hint
+
+    visible = engine.game_from_view(member.game.view())
+    budget = Budget(max_nodes=20_000, max_seconds=room.config.hint_budget_s)
+    async with room.server.solver_slot:
+        move = await asyncio.to_thread(solver_hint, visible, budget)
+    return Hint(move=str(move) if move is not None else None)
 
 
 # ---------------------------------------------------------------------------- finish

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
+import engine
+from engine.solver import Budget
+from engine.solver import hint as solver_hint
 from protocol import messages as m
 from server.app import Server
 
@@ -71,6 +74,21 @@ async def test_hints_when_the_room_gives_them(server: Server) -> None:
     assert hint.move is not None
     reply = await one.move(hint.move)
     assert isinstance(reply, m.Accepted)
+
+
+async def test_a_hint_is_the_solver_move_on_the_players_view(server_factory: ServerFactory) -> None:
+    """Brisbane has face-down cards: the hint must be what the solver finds from the
+    player's view alone (so it cannot depend on, or leak, the hidden cards)."""
+    server = await server_factory(seed_source=lambda: 3)
+    one = await TestClient.connect(server.url, "one")
+    await one.create(variant="brisbane", countdown_s=0, hints=True)
+    await one.send(m.Ready())
+    view = (await one.expect(m.Started)).boards[0].view
+    await one.send(m.HintRequest())
+    hint = await one.expect(m.Hint)
+    expected = solver_hint(engine.game_from_view(view), Budget(max_nodes=20_000, max_seconds=5))
+    assert hint.move == str(expected)
+    assert engine.new_game("brisbane", seed=3).why_illegal(engine.parse_move(hint.move)) is None
 
 
 async def test_a_lobby_is_listed_and_expires_if_it_never_starts(
