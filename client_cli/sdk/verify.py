@@ -30,3 +30,14 @@ def check_results(results: M.Results, committed: str | None = None) -> SeedCheck
     verdict = verify_results(results, committed)
     lines = verdict.lines + [f"problem: {p}" for p in verdict.problems]
     return SeedCheck(verdict.ok, verdict.commitment_ok, verdict.replay_ok, lines)
+
+
+def deal_verdict(results: M.Results) -> str:
+    """One line on the deal itself: was it winnable, and its par (the length of the
+    solver's solution, a good line, not always the shortest)."""
+    if results.winnable is True:
+        par = f", par {results.par} moves" if results.par is not None else ""
+        return f"deal: winnable{par}"
+    if results.winnable is False:
+        return "deal: proven unwinnable"
+    return "deal: not decided by the solver in the time allowed"

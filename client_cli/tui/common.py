@@ -10,7 +10,7 @@ from textual.app import App
 
 import engine
 from client_cli.sdk import RoomState
-from client_cli.sdk.verify import SeedCheck, check_results
+from client_cli.sdk.verify import SeedCheck, check_results, deal_verdict
 
 from .render import clock_text, ranking_lines
 
@@ -65,6 +65,7 @@ def results_lines(
         return [Text("waiting for the results…", style="dim")], None
     lines = [Text(f"Results ({results.reason})", style="bold")]
     lines += ranking_lines(results.ranking, width)
+    lines.append(Text(deal_verdict(results), style="dim"))
     check = check_results(results, committed)
     lines.append(Text(""))
     verdict = "✓ seed check passed" if check.ok else "✗ seed check FAILED"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from client_cli.sdk import RoomState
-from client_cli.sdk.verify import SeedCheck, check_results
+from client_cli.sdk.verify import SeedCheck, check_results, deal_verdict
 
 from .render import STATUS_MARK, clock_text
 
@@ -37,6 +37,7 @@ def results_text(room: RoomState, committed: str | None) -> tuple[str, SeedCheck
         lines.append(
             f"{r.rank:>2}  {name:<18} {r.status:<9} {r.progress:>5} {r.moves:>6} {when:>9}"
         )
+    lines.append(deal_verdict(results))
     check = check_results(results, committed)
     lines.append("seed check: " + ("PASSED" if check.ok else "FAILED"))
     lines += ["  " + line for line in check.lines]

@@ -131,6 +131,8 @@ def test_demo_no_tui_prints_results_and_a_passing_seed_check() -> None:
     out = proc.stdout
     assert "Results of room" in out and "seed check: PASSED" in out
     assert "greedy-1*" in out and "random-2*" in out
+    # Brisbane seed 1: the solver wins it in 76 moves (~50 ms; the server allows 1 s)
+    assert "deal: winnable, par 76 moves" in out
     assert "[00:" in out  # progress lines while it ran
 
 
