@@ -13,7 +13,8 @@ from textual.widgets import Static
 
 class RaceApp(App[int]):
     """Base of ``PlayApp`` and ``WatchApp``. Subclasses set ``_mounted`` once their
-    widgets exist and implement ``_tick_once``; ``_tick`` runs it on a timer."""
+    widgets exist and implement ``_tick_once`` (``_tick`` runs it on a timer) and
+    ``_redraw`` (``redraw`` runs it)."""
 
     message: Text
     _mounted: bool = False
@@ -29,5 +30,13 @@ class RaceApp(App[int]):
         with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
             self._tick_once()
 
+    def redraw(self) -> None:
+        """Redraw every part from the client's room state (nothing once the screen is gone)."""
+        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
+            self._redraw()
+
     def _tick_once(self) -> None:
+        raise NotImplementedError
+
+    def _redraw(self) -> None:
         raise NotImplementedError

@@ -14,14 +14,12 @@ resumes by itself after a drop.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.css.query import NoMatches
 from textual.widgets import Input, Static
 
 from client_cli.sdk import Disconnected, RaceClient, RaceError, Reconnected
@@ -193,11 +191,6 @@ class PlayApp(RaceApp):
     def _header(self) -> Text:
         auto = "auto:on" if self.auto_foundation else ""
         return header_text(self.client.room, self.size.width, auto)
-
-    def redraw(self) -> None:
-        """Redraw every part from the client's room state (nothing once the screen is gone)."""
-        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
-            self._redraw()
 
     def _redraw(self) -> None:
         """Redraw every part from the client's room state."""

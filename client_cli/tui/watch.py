@@ -6,7 +6,6 @@ Boards are drawn two abreast (39 cells each); with more than two the area scroll
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -14,7 +13,6 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from client_cli.sdk import Disconnected, RaceClient, RaceError, Reconnected, RoomState
@@ -162,11 +160,6 @@ class WatchApp(RaceApp):
             self.query_one("#header", Static).update(
                 header_text(room, self.size.width, "spectating")
             )
-
-    def redraw(self) -> None:
-        """Redraw every part from the client's room state (nothing once the screen is gone)."""
-        with contextlib.suppress(NoMatches):  # shutting down: the widgets are gone
-            self._redraw()
 
     def _redraw(self) -> None:
         """Redraw from the client's room state."""
