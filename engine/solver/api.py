@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..game import Game, new_game
@@ -30,6 +30,7 @@ def solve(
     game_or_layout: Game | Mapping[str, Any],
     max_nodes: int = DEFAULT_BUDGET.max_nodes,
     max_seconds: float = DEFAULT_BUDGET.max_seconds,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> SolveResult:
     """Search the position of a ``Game`` (left unchanged) or of a full-information layout
     (RULES.md format; face-down cards named, so Brisbane is solved knowing them).
@@ -37,10 +38,11 @@ def solve(
     Returns a ``SolveResult``: ``"won"`` with a solution that ``Game.play`` accepts move
     by move up to a won game, ``"unwinnable"`` when every reachable position was searched,
     or ``"unknown"`` when ``max_nodes`` positions were expanded or ``max_seconds`` spent
-    first. A bad layout raises the engine's ``BadLayout`` (or ``UnknownVariant`` /
-    ``BadOption``); a bad budget raises ``ValueError``. Memory grows with the positions
-    expanded: about 1 kB each (docs/SOLVER.md)."""
-    return _solve(_as_game(game_or_layout), Budget(max_nodes, max_seconds))[0]
+    first, as read on ``clock`` (injectable, seconds). A bad layout raises the engine's
+    ``BadLayout`` (or ``UnknownVariant`` / ``BadOption``); a bad budget raises
+    ``ValueError``. Memory grows with the positions expanded: about 1 kB each
+    (docs/SOLVER.md)."""
+    return _solve(_as_game(game_or_layout), Budget(max_nodes, max_seconds, clock))[0]
 
 
 def _solve(game: Game, budget: Budget) -> tuple[SolveResult, str | None]:
@@ -99,7 +101,8 @@ def find_winnable_seed(
     """The first seed from ``start_seed`` upwards whose deal is proven winnable, with its
     ``SolveResult`` (verdict ``"won"``, the solution in ``moves``): ``(seed, result)``.
 
-    ``budget`` is what each seed may spend (a ``Budget``), or a number: the seconds the
+    ``budget`` is what each seed may spend (a ``Budget``, whose clock also times the whole
+    call), or a number: the seconds the
     whole call may take, each seed then getting ``SEED_BUDGET``. The call stops after
     ``total_seconds`` (default ``FIND_SECONDS`` = 10 s, or the number given as
     ``budget``), overrunning by at most one expansion and one deal (a few milliseconds),
@@ -118,13 +121,15 @@ def find_winnable_seed(
         raise ValueError(f"total_seconds must be positive and finite, not {total}")
     opts = dict(options or {})
     seed = check_seed(start_seed)
-    deadline = time.perf_counter() + total
+    clock = per_seed.clock
+    deadline = clock() + total
     while seed <= SEED_MAX:
-        remaining = deadline - time.perf_counter()
+        remaining = deadline - clock()
         if remaining <= 0:
             return None
         game = new_game(variant, seed, **opts)
-        result = _solve(game, Budget(per_seed.max_nodes, min(per_seed.max_seconds, remaining)))[0]
+        seed_budget = Budget(per_seed.max_nodes, min(per_seed.max_seconds, remaining), clock)
+        result = _solve(game, seed_budget)[0]
         if result.verdict == WON:
             return seed, result
         seed += 1

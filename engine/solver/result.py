@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
 Verdict = Literal["won", "unwinnable", "unknown"]
@@ -15,12 +17,16 @@ UNKNOWN: Verdict = "unknown"
 @dataclass(frozen=True)
 class Budget:
     """A search budget: the search stops with verdict ``"unknown"`` once it has expanded
-    ``max_nodes`` positions or spent ``max_seconds`` of wall time, whichever comes first.
+    ``max_nodes`` positions or spent ``max_seconds`` by ``clock``, whichever comes first.
     The clock is read before each position is expanded, so a search overruns
-    ``max_seconds`` by at most one expansion (about a millisecond at worst)."""
+    ``max_seconds`` by at most one expansion (about a millisecond at worst).
+
+    ``clock`` (seconds, monotonic; ``time.perf_counter`` by default) is injectable so that
+    tests check the budget's accounting rather than how fast the machine happens to be."""
 
     max_nodes: int = 500_000  # about 0.5 GB of stored positions at most (docs/SOLVER.md)
     max_seconds: float = 10.0
+    clock: Callable[[], float] = field(default=time.perf_counter, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.max_nodes < 1:

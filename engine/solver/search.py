@@ -16,7 +16,6 @@ whenever the one before was), so playing them at once loses no solution.
 from __future__ import annotations
 
 import heapq
-import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -157,11 +156,10 @@ def _best_first(
     return run
 
 
-def search(
-    pos: Position, budget: Budget, clock: Callable[[], float] = time.perf_counter
-) -> Outcome:
-    """Best-first search from ``pos`` within ``budget`` (expanded positions and seconds);
-    ``pos`` is left in an unspecified position."""
+def search(pos: Position, budget: Budget) -> Outcome:
+    """Best-first search from ``pos`` within ``budget`` (expanded positions, and seconds by
+    the budget's clock); ``pos`` is left in an unspecified position."""
+    clock = budget.clock
     out = Outcome()
     deadline = clock() + budget.max_seconds
     prefix = pos.start()
