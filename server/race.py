@@ -18,6 +18,8 @@ from protocol.messages import Accepted, Hint, Move, Ranking, Rejected, Results, 
 from protocol.ranking import rank
 
 from . import events as ev
+from . import views
+from .core.standing import opening
 from .room import Member, Room
 from .store import LogEntry, SeqConflict, StaleEpoch, StoreUnavailable
 
@@ -69,10 +71,17 @@ async def try_start(room: Room) -> None:
         await room.refresh()
         return
     seats = await store.get_seats(code)
+    # Every seat starts with the deal's own standing: its foundation cards count as
+    # progress, and a deal with no legal move leaves every seat stuck at once.
+    start = opening(views.new_board(room.record, room.settings))
     for seat in seats:
-        await store.update_seat(code, seat.seat, status="playing")
+        await store.update_seat(code, seat.seat, status=start.status, progress=start.progress)
     start_ms = room.record.start_ms if room.record.start_ms is not None else room.now_ms()
     await room.publish(ev.Started(start_ms, [s.seat for s in seats]))
+    if start.status != "playing":
+        await publish_ranking(room)
+        await maybe_finish(room)
+        return
     grace_ms = int(room.config.abandon_after_s * 1000)
     for seat in seats:
         # Left in the lobby: an untimed race gives them the grace period to return.

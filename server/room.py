@@ -26,6 +26,7 @@ from protocol.messages import Board, Countdown, Diff, Progress, RoomSettings, Se
 
 from . import events as ev
 from . import views
+from .core.standing import opening
 from .store.base import StoreUnavailable
 from .store.records import RoomRecord
 from .timers import Timed
@@ -390,7 +391,7 @@ class Room(Timed):
         member.started_sent = True
         if member.is_player:
             member.game = views.new_board(self.record, self.settings)
-            member.seq, member.status = 0, "playing"
+            member.seq, member.status = 0, opening(member.game).status
             boards = [views.board(member.seat, 0, member.game)]
         else:
             fresh = views.new_board(self.record, self.settings)
