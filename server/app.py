@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from websockets.asyncio.server import Server as WsServer
@@ -23,6 +23,7 @@ from websockets.http11 import Request, Response
 
 from protocol import Code
 
+from . import race
 from .config import ServerConfig
 from .connection import Connection
 from .metrics import Metrics
@@ -134,6 +135,13 @@ class Server:
             raise
         finally:
             del self._opening[record.code]
+
+    def room_due(self, room: Room, kind: str) -> Callable[[], Awaitable[None]]:
+        """What the room's timer ``kind`` runs: ``start`` ends the countdown, ``end``
+        the race (its time limit)."""
+        if kind == "start":
+            return lambda: race.try_start(room)
+        return lambda: race.try_finish(room, "time")
 
     async def release_room(self, room: Room) -> None:
         """Forget ``room`` on this node if it has nothing more to do here."""

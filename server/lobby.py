@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -28,14 +28,18 @@ from protocol.messages import (
 
 from . import events as ev
 from . import race, views
-from .room import Member, Room
+from .room import Host, Member, Room
+from .room import Peer as Connection
 from .store import RoomRecord, SeatRecord
 
-if TYPE_CHECKING:
-    from .app import Server
-    from .connection import Connection
-
 log = logging.getLogger(__name__)
+
+
+class Server(Host, Protocol):
+    """The node as the lobby sees it (``app.Server`` is one)."""
+
+    async def local_room(self, record: RoomRecord) -> Room:
+        """This node's room for ``record.code``, opened once and shared."""
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
 CODE_LENGTH = 6
@@ -207,7 +211,7 @@ async def _enter(
         for s in seats:
             member.progress_seen[s.seat] = s.moves
         conn.send(Joined(
-            code=room.code, settings=room.settings, phase=phase,  # type: ignore[arg-type]
+            code=room.code, settings=room.settings, phase=phase,
             seat=member.seat, commitment=room.record.commitment,
             seats=[views.seat_info(s) for s in seats], token=token,
             creator=room.record.creator, start_ms=room.record.start_ms,
@@ -284,7 +288,7 @@ async def list_rooms(server: Server) -> RoomList:
         seats = await server.store.get_seats(record.code)
         out.append(RoomSummary(
             code=record.code, variant=settings.variant, options=dict(settings.options),
-            rank_by=settings.rank_by, phase=record.phase,  # type: ignore[arg-type]
+            rank_by=settings.rank_by, phase=record.phase,
             players=len(seats), max_players=settings.max_players,
             bots=sum(s.bot for s in seats), spectators=settings.spectators,
         ))

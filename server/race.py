@@ -14,7 +14,16 @@ import logging
 
 import engine
 from protocol import Code, ProtocolError, encode
-from protocol.messages import Accepted, Hint, Move, Ranking, Rejected, Results, SeatLog
+from protocol.messages import (
+    Accepted,
+    Hint,
+    Move,
+    Ranking,
+    Rejected,
+    Results,
+    SeatLog,
+    SeatStatus,
+)
 from protocol.ranking import rank
 
 from . import events as ev
@@ -126,7 +135,7 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         diff = after.play(mv)
     except engine.IllegalMove as exc:
         return reject(Code.ILLEGAL_MOVE, str(exc))
-    status = "won" if after.won else "stuck" if after.stuck else "playing"
+    status: SeatStatus = "won" if after.won else "stuck" if after.stuck else "playing"
     # progress_ms: when the seat *first* reached its current progress (a card taken back
     # and played again does not make the seat later than it was).
     progress_ms = member.progress_ms

@@ -15,27 +15,74 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import msgspec
 
 import engine
-from protocol import Code
-from protocol.messages import Board, Countdown, Diff, Progress, RoomSettings, Seats, Started
+from protocol import Code, encode
+from protocol.messages import (
+    Board,
+    Countdown,
+    Diff,
+    Progress,
+    RoomPhase,
+    RoomSettings,
+    Seats,
+    SeatStatus,
+    Started,
+)
 
 from . import events as ev
 from . import views
+from .config import ServerConfig
 from .core.standing import opening
-from .store.base import StoreUnavailable
+from .metrics import Metrics
+from .store.base import Store, StoreUnavailable
 from .store.records import RoomRecord
 from .timers import Timed
 
-if TYPE_CHECKING:
-    from .app import Server
-    from .connection import Connection
-
 log = logging.getLogger(__name__)
+
+
+class Peer(Protocol):
+    """One client connection as a room sees it (``connection.Connection`` is one): a
+    bounded outbox and its room binding. A protocol, so this module needs no import of
+    the connection module (which imports this one)."""
+
+    name: str
+    bot: bool
+    room: Room | None
+    member: Member | None
+
+    def send(self, message: Any) -> None:
+        """Queue a server message."""
+
+    def send_frame(self, frame: bytes) -> None:
+        """Queue an encoded frame."""
+
+    def close_with(self, code: Code, message: str) -> None:
+        """Send what is queued, then ``Closing`` with ``code``, then close."""
+
+    def count_room(self) -> None:
+        """Count a create/join/resume against the connection's allowance."""
+
+
+class Host(Protocol):
+    """The node as its rooms see it (``app.Server`` is one)."""
+
+    config: ServerConfig
+    store: Store
+    metrics: Metrics
+    solver_slot: asyncio.Semaphore
+
+    async def release_room(self, room: Room) -> None:
+        """Forget ``room`` on this node if it has nothing more to do here."""
+
+    def room_due(self, room: Room, kind: str) -> Callable[[], Awaitable[None]]:
+        """What a room's timer ``kind`` (``start``, ``end``) runs when due."""
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
@@ -44,7 +91,7 @@ class Member:
     """One connection in one room. ``seat`` is 0 for a spectator. For a player, ``game``
     is the seat's engine game after ``seq`` moves (only this node's holder writes)."""
 
-    conn: Connection
+    conn: Peer
     seat: int
     epoch: int = 0
     game: engine.Game | None = None
@@ -69,14 +116,14 @@ class Member:
 class Room(Timed):
     """A room as seen by this node (see the module docstring)."""
 
-    def __init__(self, server: Server, record: RoomRecord) -> None:
+    def __init__(self, server: Host, record: RoomRecord) -> None:
         self.server = server
         self.store = server.store
         self.config = server.config
         self.code = record.code
         self.record = record
         self.settings = msgspec.convert(record.settings, RoomSettings)
-        self.members: dict[Connection, Member] = {}
+        self.members: dict[Peer, Member] = {}
         Timed.__init__(self, self.config.clock, f"room {self.code}")
         self._spectator_timers: set[asyncio.TimerHandle] = set()
         self._subscribed = False
@@ -86,7 +133,7 @@ class Room(Timed):
 
     # ------------------------------------------------------------------ life cycle
     @property
-    def phase(self) -> str:
+    def phase(self) -> RoomPhase:
         """The room's phase as last seen by this node."""
         return self.record.phase
 
@@ -140,16 +187,14 @@ class Room(Timed):
 
     # ------------------------------------------------------------------ timers
     def _arm_timers(self) -> None:
-        from . import race  # race uses Room; import here to keep the module graph simple
-
         record, settings = self.record, self.settings
         if record.phase == "countdown" and record.start_ms is not None:
-            self.arm("start", record.start_ms, lambda: race.try_start(self))
+            self.arm("start", record.start_ms, self.server.room_due(self, "start"))
         if record.phase in ("countdown", "running") and settings.time_limit_s and (
             record.start_ms is not None
         ):
             end = record.start_ms + settings.time_limit_s * 1000
-            self.arm("end", end, lambda: race.try_finish(self, "time"))
+            self.arm("end", end, self.server.room_due(self, "end"))
         if record.phase == "finished":
             self.disarm("start")
             self.disarm("end")
@@ -165,7 +210,7 @@ class Room(Timed):
         for event in pending:
             self._deliver(member, event)
 
-    def detach(self, conn: Connection) -> Member | None:
+    def detach(self, conn: Peer) -> Member | None:
         """Remove a connection's membership (the caller updates the seat record)."""
         return self.members.pop(conn, None)
 
@@ -271,7 +316,7 @@ class Room(Timed):
             if member.seat == event.seat:
                 member.status = event.status
             conn.send(Progress(seat=event.seat, progress=event.progress, moves=event.moves,
-                               status=event.status, clock_ms=event.clock_ms))  # type: ignore[arg-type]
+                               status=event.status, clock_ms=event.clock_ms))
         elif isinstance(event, ev.TakenOver):
             if member.seat == event.seat and member.epoch < event.epoch:
                 conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
@@ -281,13 +326,14 @@ class Room(Timed):
             conn.send_frame(event.frame)
 
     def _send_progress(
-        self, member: Member, seat: int, progress: int, moves: int, status: str, clock_ms: int
+        self, member: Member, seat: int, progress: int, moves: int, status: SeatStatus,
+        clock_ms: int,
     ) -> None:
         if moves <= member.progress_seen.get(seat, -1):
             return
         member.progress_seen[seat] = moves
         member.conn.send(Progress(seat=seat, progress=progress, moves=moves,
-                                  status=status, clock_ms=clock_ms))  # type: ignore[arg-type]
+                                  status=status, clock_ms=clock_ms))
 
     # ------------------------------------------------------------------ spectators' diffs
     def deliver_diff(self, member: Member, diff: Diff) -> None:
@@ -401,7 +447,5 @@ class Room(Timed):
     async def publish_seats(self) -> None:
         """Tell every node the seat list changed (read from the store, so it is current)."""
         seats = await self.store.get_seats(self.code)
-        from protocol import encode
-
         frame = encode(Seats(seats=[views.seat_info(s) for s in seats]))
         await self.publish(ev.Broadcast(frame))

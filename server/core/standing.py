@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import engine
+from protocol.messages import SeatStatus
 
 
 @dataclass(frozen=True)
 class Opening:
     """What every seat's record says when the race starts."""
 
-    status: str  # "playing", or "stuck" when the deal has no legal move
+    status: SeatStatus  # "playing", or "stuck" when the deal has no legal move
     progress: int  # cards on the foundations before any move
 
 

@@ -178,8 +178,9 @@ class Listener:
                         self._waiters.pop(channel)
             finally:
                 self._pubsub = None
+                closer: Any = pubsub.aclose  # redis-py leaves it untyped
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await closer()
             if self._on_failure is not None:
                 try:
                     await self._on_failure(self)
