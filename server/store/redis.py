@@ -12,6 +12,10 @@ lives in one slot and every multi-key script is legal):
   (see ``redis_bus``: subscribers that reconnect catch up, nothing is lost)
 - ``solrace:rooms:open``     sorted set of room codes not finished (score: created_ms);
   one key, touched only by single-key commands, so it is fine on Cluster too.
+- ``solrace:deadlines``      sorted set, node-wide: member ``CODE|kind``, score the wall
+  ms it falls due (countdown end, time limit, abandon, results due, lobby expiry). Every
+  node sweeps it (``claim_deadlines``: one single-key script, so legal on Cluster; its
+  slot is on one master, which sees a few small scripts per node per sweep interval).
 
 Failures: every Redis error or timeout becomes ``StoreUnavailable``. Timeouts are short
 (1 s socket, 3 s per operation) so an outage is reported quickly; connections are
@@ -42,13 +46,14 @@ from redis.exceptions import RedisError
 from protocol.limits import MAX_SEATS
 
 from . import redis_scripts as lua
-from .base import EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
+from .base import Deadline, EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
 from .records import LogEntry, RoomRecord, SeatRecord
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 
 log = logging.getLogger("solrace.store.redis")
 
 OPEN_ROOMS_KEY = "solrace:rooms:open"
+DEADLINES_KEY = "solrace:deadlines"
 PRIMARIES = RedisCluster.PRIMARIES
 SOCKET_TIMEOUT_S = 1.0
 OP_TIMEOUT_S = 3.0
@@ -81,6 +86,11 @@ class _Keys:
 
     def log(self, seat: int) -> str:
         return f"{self.prefix}log:{seat}"
+
+
+def _deadline_member(code: str, kind: str) -> str:
+    # kinds never contain "|"; codes may (awkward codes are allowed): split on the last
+    return f"{code}|{kind}"
 
 
 def _check_fields(fields: dict[str, Any], allowed: frozenset[str] | tuple[str, ...]) -> None:
@@ -121,6 +131,7 @@ class RedisStore:
             for name in (
                 "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
                 "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY",
+                "CLAIM_DEADLINES", "DONE_DEADLINE",
             )
         }
         # options of the per-master subscriber connections on Cluster
@@ -328,10 +339,41 @@ class RedisStore:
 
     # ------------------------------------------------------------------ results
 
-    async def put_results(self, code: str, results: bytes) -> None:
-        """Keep the results (with the room's TTL, if it has one)."""
+    async def put_results(self, code: str, results: bytes) -> bytes:
+        """Keep the results unless there are some (with the room's TTL, if it has one);
+        returns the results stored."""
         keys = _Keys(code)
-        await self._script("PUT_RESULTS", [keys.room, keys.results], [results])
+        stored = await self._script("PUT_RESULTS", [keys.room, keys.results], [results])
+        return bytes(stored)
+
+    # ------------------------------------------------------------------ deadlines
+
+    async def set_deadline(self, code: str, kind: str, at_ms: int) -> None:
+        """ZADD to the node-wide deadline set (see the module docstring)."""
+        member = _deadline_member(code, kind)
+        await self._run("set deadline",
+                        lambda: self._client.zadd(DEADLINES_KEY, {member: int(at_ms)}))
+
+    async def clear_deadline(self, code: str, kind: str) -> None:
+        """ZREM from the deadline set."""
+        member = _deadline_member(code, kind)
+        await self._run("clear deadline", lambda: self._client.zrem(DEADLINES_KEY, member))
+
+    async def claim_deadlines(self, now_ms: int, lease_ms: int, limit: int) -> list[Deadline]:
+        """Take due deadlines with a lease, in one script on one key."""
+        lease = int(now_ms) + int(lease_ms)
+        raw = await self._script("CLAIM_DEADLINES", [DEADLINES_KEY],
+                                 [int(now_ms), lease, int(limit)])
+        out = []
+        for member, score in zip(raw[::2], raw[1::2], strict=True):
+            code, _, kind = member.decode().rpartition("|")
+            out.append(Deadline(code, kind, int(float(score)), lease))
+        return out
+
+    async def done_deadline(self, deadline: Deadline) -> None:
+        """Remove the deadline unless it was set again since the claim."""
+        member = _deadline_member(deadline.code, deadline.kind)
+        await self._script("DONE_DEADLINE", [DEADLINES_KEY], [member, deadline.lease_ms])
 
     async def get_results(self, code: str) -> bytes | None:
         """The encoded results, or None."""
