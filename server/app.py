@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from websockets.asyncio.server import Server as WsServer
@@ -26,9 +26,12 @@ from protocol import Code
 from . import race
 from .config import ServerConfig
 from .connection import Connection
+from .core.machine import Due
 from .metrics import Metrics
 from .room import Room
-from .store import RoomRecord, Store, open_store
+from .store import Deadline, RoomRecord, Store, open_store
+from .sweeper import Sweeper
+from .verdicts import VerdictPool
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,13 @@ class Server:
         self.port = 0
         self.stopping = False
         self.solver_slot = asyncio.Semaphore(1)  # deal=winnable searches, one at a time
+        config = self.config
+        self.verdicts = VerdictPool(config, self.store, self.metrics)
+        self.sweeper = Sweeper(
+            self.store, config.clock, self.fire_deadline, interval_s=config.sweep_interval_s,
+            lease_ms=config.deadline_lease_ms, batch=config.sweep_batch,
+            max_firing=config.max_firing_deadlines, max_wakes=config.max_deadline_wakes,
+        )
 
     @property
     def url(self) -> str:
@@ -75,6 +85,8 @@ class Server:
             server_header=None,
         )
         self.port = self._ws.sockets[0].getsockname()[1]
+        self.sweeper.start()
+        self.verdicts.start()
         log.info("node %s listening on %s", self.node_id, self.url)
 
     async def _handler(self, ws: ServerConnection) -> None:
@@ -136,12 +148,21 @@ class Server:
         finally:
             del self._opening[record.code]
 
-    def room_due(self, room: Room, kind: str) -> Callable[[], Awaitable[None]]:
-        """What the room's timer ``kind`` runs: ``start`` ends the countdown, ``end``
-        the race (its time limit)."""
-        if kind == "start":
-            return lambda: race.try_start(room)
-        return lambda: race.try_finish(room, "time")
+    def wake_at(self, at_ms: int) -> None:
+        """Sweep deadlines at ``at_ms`` (a room of this node armed one for then)."""
+        self.sweeper.wake_at(at_ms)
+
+    async def fire_deadline(self, deadline: Deadline) -> None:
+        """Feed a due deadline to its room's core (the room is opened on this node for
+        the time it takes; a room that is gone has nothing left to do)."""
+        record = await self.store.get_room(deadline.code)
+        if record is None:
+            return
+        room = await self.local_room(record)
+        try:
+            await race.run(room, Due(deadline.kind))
+        finally:
+            await self.release_room(room)
 
     async def release_room(self, room: Room) -> None:
         """Forget ``room`` on this node if it has nothing more to do here."""
@@ -168,6 +189,8 @@ class Server:
         if self._ws is not None:
             self._ws.close()
             await self._ws.wait_closed()
+        await self.sweeper.stop()
+        await self.verdicts.close()
         for room in list(self.rooms.values()):
             await room.close()
         self.rooms.clear()

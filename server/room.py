@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -52,6 +51,7 @@ class Peer(Protocol):
     bounded outbox and its room binding. A protocol, so this module needs no import of
     the connection module (which imports this one)."""
 
+    id: int
     name: str
     bot: bool
     room: Room | None
@@ -81,8 +81,9 @@ class Host(Protocol):
     async def release_room(self, room: Room) -> None:
         """Forget ``room`` on this node if it has nothing more to do here."""
 
-    def room_due(self, room: Room, kind: str) -> Callable[[], Awaitable[None]]:
-        """What a room's timer ``kind`` (``start``, ``end``) runs when due."""
+    def wake_at(self, at_ms: int) -> None:
+        """A deadline of one of its rooms falls due at ``at_ms``: sweep then (any node
+        sweeps every deadline anyway; this makes the arming node fire on time)."""
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
@@ -148,18 +149,17 @@ class Room(Timed):
         return max(0, self.now_ms() - start) if start is not None else 0
 
     async def open(self) -> None:
-        """Subscribe to the room's events and arm the timers its phase needs."""
+        """Subscribe to the room's events and read the room."""
         await self.store.subscribe(self.code, self._on_event)
         self._subscribed = True
         await self.refresh()
 
     async def refresh(self) -> None:
-        """Re-read the room record and (re)arm the start and end timers. The phase never
-        goes back: an event applied while the read was in flight may be newer."""
+        """Re-read the room record. The phase never goes back: an event applied while the
+        read was in flight may be newer."""
         record = await self.store.get_room(self.code)
         if record is not None and PHASE_ORDER[record.phase] >= PHASE_ORDER[self.phase]:
             self.record = record
-        self._arm_timers()
 
     async def close(self) -> None:
         """Send what is in the outbox, then unsubscribe and cancel every timer (the room
@@ -183,21 +183,7 @@ class Room(Timed):
     @property
     def idle(self) -> bool:
         """No members and nothing this node must still do for the room."""
-        return not self.members and (self.phase in ("lobby", "finished") or not self._timers)
-
-    # ------------------------------------------------------------------ timers
-    def _arm_timers(self) -> None:
-        record, settings = self.record, self.settings
-        if record.phase == "countdown" and record.start_ms is not None:
-            self.arm("start", record.start_ms, self.server.room_due(self, "start"))
-        if record.phase in ("countdown", "running") and settings.time_limit_s and (
-            record.start_ms is not None
-        ):
-            end = record.start_ms + settings.time_limit_s * 1000
-            self.arm("end", end, self.server.room_due(self, "end"))
-        if record.phase == "finished":
-            self.disarm("start")
-            self.disarm("end")
+        return not self.members and not self._tasks
 
     # ------------------------------------------------------------------ members
     def attach(self, member: Member) -> None:
@@ -272,16 +258,10 @@ class Room(Timed):
                 self.record = msgspec.structs.replace(
                     record, phase="countdown", start_ms=event.start_ms
                 )
-            self._arm_timers()
         elif isinstance(event, ev.Started):
             self.record = msgspec.structs.replace(record, phase="running", start_ms=event.start_ms)
-            self._arm_timers()
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
-            self._arm_timers()
-            for handle in self._timers.values():
-                handle.cancel()
-            self._timers.clear()
         elif isinstance(event, ev.Moved) and self.delay_ms and not self.closed:
             # One timer per move for all spectators; each member filters duplicates.
             due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms

@@ -65,6 +65,7 @@ class RoomState:
     # the deal's standing before any move (core.standing.opening): every seat's status
     # at the start ("stuck" when the deal has no legal move)
     opening_status: SeatStatus = "playing"
+    opening_progress: int = 0  # the deal's foundation cards (4 in Perseverance)
 
     def seat(self, number: int) -> SeatState | None:
         """The seat ``number``, or None."""
@@ -126,13 +127,19 @@ class Resigned:
 
 
 @dataclass(frozen=True)
+class Check:
+    """Seats changed (the shell wrote them, or a ``Recheck`` asked): move the phase on if
+    the seats say so (everyone ready: countdown; nobody playing: finish)."""
+
+
+@dataclass(frozen=True)
 class Due:
     """The deadline ``kind`` fell due (see the module docstring)."""
 
     kind: str
 
 
-Event = Joined | ReadySet | StartAsked | MoveStored | Left | Resumed | Resigned | Due
+Event = Joined | ReadySet | StartAsked | MoveStored | Left | Resumed | Resigned | Check | Due
 
 
 # ------------------------------------------------------------------------------ effects
@@ -198,11 +205,20 @@ class Finish:
 
 
 @dataclass(frozen=True)
+class Recheck:
+    """Read the room again and feed it ``Check``. A decision that depends on every seat
+    (all ready, all done) is taken from a read made *after* this step's seat write, so
+    two nodes writing two seats at once cannot both miss the last change."""
+
+
+@dataclass(frozen=True)
 class Expire:
     """The lobby expired: the room and everything in it may go now."""
 
 
-Effect = Refuse | Transition | SetSeat | Arm | Disarm | Announce | Finish | Expire
+Effect = (
+    Refuse | Transition | SetSeat | Arm | Disarm | Announce | Finish | Recheck | Expire
+)
 
 
 # ------------------------------------------------------------------------------ step
@@ -222,6 +238,8 @@ def step(room: RoomState, event: Event, now_ms: int) -> list[Effect]:
         return _resumed(room, event, now_ms)
     if isinstance(event, Resigned):
         return _resigned(room, event, now_ms)
+    if isinstance(event, Check):
+        return _check(room, now_ms)
     return _due(room, event, now_ms)
 
 
@@ -243,11 +261,15 @@ def deadlines(room: RoomState) -> list[Arm]:
 def _ready(room: RoomState, event: ReadySet, now_ms: int) -> list[Effect]:
     if room.phase != "lobby":
         return [Refuse(Code.ROOM_CLOSED, "the race has already started")]
-    effects: list[Effect] = [SetSeat(event.seat, {"ready": event.ready}), Announce("seats")]
-    after = _with_seat(room, event.seat, ready=event.ready)
-    if event.ready and _all_ready(after):
-        effects += _countdown(room, now_ms)
-    return effects
+    return [SetSeat(event.seat, {"ready": event.ready}), Announce("seats"), Recheck()]
+
+
+def _check(room: RoomState, now_ms: int) -> list[Effect]:
+    if room.phase == "lobby" and _all_ready(room):
+        return _countdown(room, now_ms)
+    if room.phase == "running" and _all_done(room):
+        return _finish(room, "all_done", now_ms)
+    return []
 
 
 def _start(room: RoomState, event: StartAsked, now_ms: int) -> list[Effect]:
@@ -275,7 +297,8 @@ def _begin(room: RoomState, now_ms: int) -> list[Effect]:
     """countdown → running: every seat gets the deal's standing before anyone is told."""
     effects: list[Effect] = [Transition("countdown", "running")]
     status = room.opening_status
-    effects += [SetSeat(s.seat, {"status": status}) for s in room.seats]
+    effects += [SetSeat(s.seat, {"status": status, "progress": room.opening_progress})
+                for s in room.seats]
     effects.append(Announce("started"))
     if not room.time_limit_s:
         # Left in the lobby: an untimed race gives them the grace period to return.
@@ -299,10 +322,8 @@ def _finish(room: RoomState, reason: str, now_ms: int) -> list[Effect]:
 
 
 def _moved(room: RoomState, event: MoveStored, now_ms: int) -> list[Effect]:
-    if room.phase != "running" or event.status == "playing":
-        return []
-    after = _with_seat(room, event.seat, status=event.status)
-    return _finish(room, "all_done", now_ms) if _all_done(after) else []
+    # the move's append wrote the seat's status before this read: the room is fresh
+    return [] if event.status == "playing" else _check(room, now_ms)
 
 
 def _left(room: RoomState, event: Left, now_ms: int) -> list[Effect]:
@@ -310,13 +331,9 @@ def _left(room: RoomState, event: Left, now_ms: int) -> list[Effect]:
     if seat is None or seat.epoch != event.epoch or room.phase == "finished":
         return []
     if room.phase == "lobby":
-        effects: list[Effect] = [SetSeat(event.seat, {"connected": False, "ready": False}),
-                                 Announce("seats")]
-        after = _with_seat(room, event.seat, connected=False, ready=False)
-        if _all_ready(after):
-            effects += _countdown(room, now_ms)
-        return effects
-    effects = [SetSeat(event.seat, {"connected": False}), Announce("seats")]
+        return [SetSeat(event.seat, {"connected": False, "ready": False}), Announce("seats"),
+                Recheck()]
+    effects: list[Effect] = [SetSeat(event.seat, {"connected": False}), Announce("seats")]
     if room.phase == "running" and seat.status == "playing" and not room.time_limit_s:
         # A timed race ends anyway; an untimed one must not wait for ever.
         effects.append(Arm(f"abandon:{event.seat}", now_ms + room.abandon_after_ms))
@@ -343,11 +360,8 @@ def _resigned(room: RoomState, event: Resigned, now_ms: int) -> list[Effect]:
 
 
 def _give_up(room: RoomState, seat: int, now_ms: int) -> list[Effect]:
-    effects: list[Effect] = [SetSeat(seat, {"status": "resigned"}), Disarm(f"abandon:{seat}"),
-                             Announce("seat", seat=seat), Announce("ranking")]
-    if _all_done(_with_seat(room, seat, status="resigned")):
-        effects += _finish(room, "all_done", now_ms)
-    return effects
+    return [SetSeat(seat, {"status": "resigned"}), Disarm(f"abandon:{seat}"),
+            Announce("seat", seat=seat), Announce("ranking"), Recheck()]
 
 
 def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
@@ -386,19 +400,6 @@ def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _with_seat(room: RoomState, number: int, *, ready: bool | None = None,
-               connected: bool | None = None, status: SeatStatus | None = None) -> RoomState:
-    def changed(s: SeatState) -> SeatState:
-        return replace(
-            s,
-            ready=s.ready if ready is None else ready,
-            connected=s.connected if connected is None else connected,
-            status=s.status if status is None else status,
-        )
-
-    return replace(room, seats=tuple(changed(s) if s.seat == number else s for s in room.seats))
-
-
 def _started(room: RoomState) -> RoomState:
     status = room.opening_status
     return replace(room, phase="running",
