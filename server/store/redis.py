@@ -17,7 +17,9 @@ lives in one slot and every multi-key script is legal):
   node sweeps it (``claim_deadlines``: one single-key script, so legal on Cluster; its
   slot is on one master, which sees a few small scripts per node per sweep interval).
 
-Failures: every Redis error or timeout becomes ``StoreUnavailable``. Timeouts are short
+Failures: every Redis error or timeout — anything a redis-py call raises, including the
+``RuntimeError`` of a connection closed under it during a Cluster failover — becomes
+``StoreUnavailable``. Timeouts are short
 (1 s socket, 3 s per operation) so an outage is reported quickly; connections are
 re-established automatically when Redis is back. A write whose reply was lost is
 ambiguous (it may have been applied); every write script is idempotent per call (see
@@ -186,6 +188,14 @@ class RedisStore:
                 if attempt == 2:
                     raise StoreUnavailable(f"redis {what} failed: {exc}") from exc
                 log.warning("redis %s: client error %r; retrying once", what, exc)
+            except Exception as exc:
+                # Anything else out of a redis-py call is the backend failing too: during
+                # a Cluster failover redis-py raises RuntimeError("handler is closed"),
+                # and a slot map being rebuilt can surface as KeyError or IndexError.
+                # The client hears store_unavailable (retryable), never internal.
+                log.warning("redis %s: %s: %s", what, type(exc).__name__, exc)
+                raise StoreUnavailable(f"redis {what} failed: {type(exc).__name__}: {exc}"
+                                       ) from exc
         raise AssertionError("unreachable")
 
     async def _script(self, name: str, keys: list[str], args: list[Any]) -> Any:
