@@ -29,13 +29,18 @@ from .connection import Connection
 from .core.machine import Due
 from .metrics import Metrics
 from .room import Room
-from .store import Deadline, RoomRecord, Store, open_store
+from .store import Deadline, Durability, RoomRecord, Store, StoreUnavailable, open_store
 from .sweeper import Sweeper
 from .verdicts import VerdictPool
 
 log = logging.getLogger(__name__)
 
 FrameHook = Callable[[Connection, bytes], None]
+
+
+class VolatileStore(RuntimeError):
+    """The store may lose acknowledged moves on a restart and the operator did not
+    accept that (``ServerConfig.allow_volatile_store``); the message names the fix."""
 
 
 class Server:
@@ -55,6 +60,7 @@ class Server:
         self._ws: WsServer | None = None
         self.port = 0
         self.stopping = False
+        self.durability = Durability(None, "not checked yet")
         self.solver_slot = asyncio.Semaphore(1)  # deal=winnable searches, one at a time
         config = self.config
         self.verdicts = VerdictPool(config, self.store, self.metrics)
@@ -70,8 +76,11 @@ class Server:
         return f"ws://{self.config.host}:{self.port}"
 
     async def start(self) -> None:
-        """Listen (``port`` 0 picks a free port; read ``self.port`` afterwards)."""
+        """Check the store's durability, then listen (``port`` 0 picks a free port; read
+        ``self.port`` afterwards). Raises ``VolatileStore`` for a store that may lose
+        acknowledged moves, unless ``allow_volatile_store``."""
         config = self.config
+        await self._check_durability()
         self._ws = await serve(
             self._handler,
             config.host,
@@ -88,6 +97,27 @@ class Server:
         self.sweeper.start()
         self.verdicts.start()
         log.info("node %s listening on %s", self.node_id, self.url)
+
+    async def _check_durability(self) -> None:
+        try:
+            found = await self.store.durability()
+        except StoreUnavailable as exc:
+            # The store is down now: serve (requests get store_unavailable meanwhile),
+            # but say so until a start finds it durable.
+            found = Durability(None, f"not checked, the store was unreachable: {exc}")
+        self.durability = found
+        self.metrics.store_durable.set(1 if found.durable else 0)
+        if found.durable is False and not self.config.allow_volatile_store:
+            raise VolatileStore(
+                f"the store does not persist acknowledged moves ({found.detail}): a Redis "
+                "restart would lose moves players were told were stored, and the races "
+                "they were in. Fix: turn on AOF on every Redis master (appendonly yes, "
+                "appendfsync everysec or always; CONFIG SET appendonly yes for a running "
+                "server), or start with --allow-volatile-store to accept the risk "
+                "(/healthz then says degraded)."
+            )
+        if not found.durable:
+            log.warning("store durability: %s", found.detail)
 
     async def _handler(self, ws: ServerConnection) -> None:
         task = asyncio.current_task()
@@ -113,6 +143,8 @@ class Server:
             except Exception:
                 ok = False
             if ok and not self.stopping:
+                if not self.durability.durable:  # serving, but a restart may lose moves
+                    return connection.respond(200, f"degraded: {self.durability.detail}\n")
                 return connection.respond(200, "ok\n")
             return connection.respond(503, "unhealthy\n" if not ok else "shutting down\n")
         if path == "/metrics":

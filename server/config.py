@@ -72,6 +72,11 @@ class ServerConfig:
     max_firing_deadlines: int = 32  # deadlines fired at once by this node
     max_deadline_wakes: int = 10_000  # precise wake-ups queued; beyond: the periodic sweep
 
+    # -- durability: a store that may lose acknowledged moves on a restart (Redis without
+    # AOF) is refused at the start unless the operator accepts it (then /healthz says
+    # "degraded" and solrace_store_durable is 0). `solrace serve --allow-volatile-store`.
+    allow_volatile_store: bool = False
+
     # -- shutdown
     shutdown_grace_s: float = 5.0  # time for writers to flush before connections are cut
 

@@ -3,7 +3,7 @@ default) and a Redis one (several nodes as one service)."""
 
 from __future__ import annotations
 
-from .base import Deadline, SeqConflict, StaleEpoch, Store, StoreError, StoreUnavailable
+from .base import Deadline, Durability, SeqConflict, StaleEpoch, Store, StoreError, StoreUnavailable
 from .records import LogEntry, RoomRecord, SeatRecord
 
 
@@ -23,6 +23,7 @@ def open_store(url: str | None) -> Store:
 
 __all__ = [
     "Deadline",
+    "Durability",
     "LogEntry",
     "RoomRecord",
     "SeatRecord",

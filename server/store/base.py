@@ -41,6 +41,15 @@ class SeqConflict(StoreError):
 EventHandler = Callable[[bytes], Awaitable[None] | None]
 
 
+class Durability(NamedTuple):
+    """Whether the store keeps an acknowledged write across its own restart: ``durable``
+    is False when it may not (Redis without AOF or replicas), None when it could not be
+    read (CONFIG disabled by a managed service); ``detail`` says what was found."""
+
+    durable: bool | None
+    detail: str
+
+
 class Deadline(NamedTuple):
     """A claimed deadline: room ``code``'s ``kind`` fell due at ``at_ms``; the claim
     holds until ``lease_ms`` (pass it to ``done_deadline``)."""
@@ -138,6 +147,10 @@ class Store(Protocol):
         """Stop calling ``handler`` for the room's events."""
 
     # -- life cycle
+    async def durability(self) -> Durability:
+        """What the backend does with acknowledged writes when it restarts (read at the
+        node's start: ``Server.start`` refuses a volatile store unless told otherwise)."""
+
     async def healthy(self) -> bool:
         """True when the backend answers now."""
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from .base import Deadline, EventHandler, SeqConflict, StaleEpoch
+from .base import Deadline, Durability, EventHandler, SeqConflict, StaleEpoch
 from .records import LogEntry, RoomRecord, SeatRecord
 
 log = logging.getLogger(__name__)
@@ -251,6 +251,11 @@ class MemoryStore:
                 del self._subscribers[code]
 
     # ------------------------------------------------------------------ life cycle
+    async def durability(self) -> Durability:
+        """Durable as far as it goes: the memory lives exactly as long as the one node
+        that uses it (a restart loses the races, and the players, together)."""
+        return Durability(True, "in-process memory: one node, its races end with it")
+
     async def healthy(self) -> bool:
         """True until closed."""
         return not self._closed

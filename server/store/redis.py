@@ -43,12 +43,12 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from protocol.limits import MAX_SEATS
 
 from . import redis_scripts as lua
-from .base import Deadline, EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
+from .base import Deadline, Durability, EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
 from .records import LogEntry, RoomRecord, SeatRecord
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 
@@ -88,6 +88,10 @@ class _Keys:
 
     def log(self, seat: int) -> str:
         return f"{self.prefix}log:{seat}"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _deadline_member(code: str, kind: str) -> str:
@@ -423,6 +427,40 @@ class RedisStore:
         await self._bus.unsubscribe(_Keys(code).events, handler)
 
     # ------------------------------------------------------------------ life cycle
+
+    async def durability(self) -> Durability:
+        """Durable when every master has AOF on (``appendonly yes``): a restart replays
+        every acknowledged write. Replicas alone are not enough (a failover may lose the
+        writes not yet copied), so they are reported but do not count. None when CONFIG
+        is refused (a managed Redis): the operator must know and say so."""
+        try:
+            if self._cluster:
+                nodes = self._client.get_primaries()
+                found = [await self._node_persistence(node) for node in nodes]
+            else:
+                found = [await self._node_persistence(None)]
+        except StoreUnavailable as exc:
+            if isinstance(exc.__cause__, ResponseError):  # CONFIG renamed or refused
+                return Durability(None, f"persistence not readable: {exc.__cause__}")
+            raise
+        details = [detail for _, detail in found]
+        durable = all(aof for aof, _ in found)
+        return Durability(durable, "; ".join(details))
+
+    async def _node_persistence(self, node: Any) -> tuple[bool, str]:
+        """(AOF on, a description) for one master (``None``: the standalone server)."""
+        target = {"target_nodes": node} if node is not None else {}
+        config = await self._run("config get", lambda: self._client.execute_command(
+            "CONFIG", "GET", "appendonly", **target))
+        info = await self._run("info", lambda: self._client.execute_command(
+            "INFO", "replication", **target))
+        pairs = config if isinstance(config, dict) else dict(zip(config[::2], config[1::2],
+                                                                 strict=True))
+        values = {_text(k): _text(v) for k, v in pairs.items()}
+        aof = values.get("appendonly", "no") == "yes"
+        replicas = int(info.get("connected_slaves", 0)) if isinstance(info, dict) else 0
+        name = f"{node.host}:{node.port}" if node is not None else "redis"
+        return aof, f"{name}: appendonly {'yes' if aof else 'no'}, {replicas} replica(s)"
 
     async def healthy(self) -> bool:
         """True when Redis (every Cluster master) answers PING now."""
