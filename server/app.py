@@ -95,7 +95,6 @@ class Server:
         )
         self.port = self._ws.sockets[0].getsockname()[1]
         self.sweeper.start()
-        self.verdicts.start()
         log.info("node %s listening on %s", self.node_id, self.url)
 
     async def _check_durability(self) -> None:

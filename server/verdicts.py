@@ -17,6 +17,9 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
+import threading
+import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -45,6 +48,19 @@ def judge(variant: str, seed: int, options: dict[str, Any], max_nodes: int,
     if result.winnable:
         return True, len(result.moves)
     return result.winnable, None
+
+
+def _die_with(node_pid: int) -> None:
+    """In a worker process: exit as soon as the node that started it is gone (a node
+    killed with SIGKILL cannot stop its workers; they must not outlive it, holding its
+    stdout open and a CPU core)."""
+
+    def watch() -> None:
+        while os.getppid() == node_pid:
+            time.sleep(0.5)  # polling the parent: no other signal of its death exists
+        os._exit(0)
+
+    threading.Thread(target=watch, name="die-with-node", daemon=True).start()
 
 
 class VerdictPool:
@@ -85,21 +101,14 @@ class VerdictPool:
         if self._by_client[client] <= 0:
             del self._by_client[client]
 
-    def start(self) -> None:
-        """Start the process that forks the workers now (at the node's start, while the
-        process's file descriptors are plain; workers themselves start on demand)."""
-        with contextlib.suppress(Exception):  # without it, verdicts stay unknown
-            multiprocessing.get_context("forkserver")
-            from multiprocessing import forkserver
-
-            forkserver.ensure_running()
-
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
-            # forkserver: workers do not inherit the event loop, sockets or threads
-            context = multiprocessing.get_context("forkserver")
-            self._executor = ProcessPoolExecutor(self._config.verdict_workers,
-                                                 mp_context=context)
+            # spawn: fresh interpreters that inherit no event loop, sockets or threads;
+            # each one exits when this node does (even on SIGKILL): see _die_with
+            context = multiprocessing.get_context("spawn")
+            self._executor = ProcessPoolExecutor(
+                self._config.verdict_workers, mp_context=context,
+                initializer=_die_with, initargs=(os.getpid(),))
         return self._executor
 
     async def _judge(self, code: str, seed: int, variant: str,
