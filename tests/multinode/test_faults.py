@@ -97,7 +97,10 @@ async def test_redis_killed_around_the_time_limit(
     redis.stop()  # SIGKILL
     await _sleep_until(start_ms + 2_000 + offset_ms + 1_200)
     redis.start()
+    back = time.monotonic()
     results = await _results_everywhere(watchers, tasks, [p1, p2])
+    # reported, not asserted (no wall-clock asserts): the target is 2 s
+    print(f"offset {offset_ms} ms: results {time.monotonic() - back:.2f} s after Redis is back")
     assert results.reason == "time"
     assert {e.status for e in results.ranking} <= {"timeout", "won", "stuck"}
 
@@ -133,7 +136,9 @@ async def test_the_finishing_node_killed_at_the_time_limit(
     started = next(msg for msg in p1.history if isinstance(msg, m.Started))
     await _sleep_until(started.start_ms + 2_000 + offset_ms)
     await a.kill()
+    killed = time.monotonic()
     results = await _results_everywhere(watchers, tasks, [p1, p2])
+    print(f"offset {offset_ms} ms: results {time.monotonic() - killed:.2f} s after the kill")
     assert results.reason == "time"
     r2 = await p2.expect(m.Results, wait=RESULTS_WAIT_S)
     assert r2 == results
