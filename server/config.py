@@ -67,7 +67,8 @@ class ServerConfig:
 
     # -- deadlines (in the store; every node sweeps them: docs/SERVER.md, "Deadlines")
     sweep_interval_s: float = 0.25  # how late a deadline armed on another node may fire
-    deadline_lease_ms: int = 2_000  # a claimed deadline falls due again after this
+    deadline_lease_ms: int = 1_000  # a claimed deadline falls due again after this (a
+    # firing that outlasts it may run twice: harmless, firing is idempotent)
     sweep_batch: int = 100  # deadlines claimed per sweep (more: sweep again at once)
     max_firing_deadlines: int = 32  # deadlines fired at once by this node
     max_deadline_wakes: int = 10_000  # precise wake-ups queued; beyond: the periodic sweep

@@ -33,7 +33,7 @@ from protocol import Code
 from protocol.messages import RoomPhase, SeatStatus
 
 DONE: frozenset[str] = frozenset({"won", "stuck", "resigned", "timeout"})
-RESULTS_GRACE_MS = 2_000  # the finishing node has this long to store the results itself
+RESULTS_GRACE_MS = 1_000  # the finishing node has this long to store the results itself
 
 
 # ------------------------------------------------------------------------------ state
