@@ -51,7 +51,8 @@ async def run_node(redis_url: str, name: str) -> None:
     from server.config import ServerConfig
 
     config = ServerConfig(port=0, store_url=redis_url or None, node_id=name,
-                          rate_burst=10**9, rate_per_s=1e9)
+                          rate_burst=10**9, rate_per_s=1e9,
+                          allow_volatile_store=True)  # measured without AOF; see --help
     server = Server(config)
     await server.start()
     await _serve_until_term(server.url, server.stop)

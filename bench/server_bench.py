@@ -67,7 +67,8 @@ async def _run_solrace() -> None:
 
     config = ServerConfig(port=0, rate_burst=1_000_000, rate_per_s=1_000_000.0,
                           seed_source=lambda: SEED, outbound_queue=100_000,
-                          store_url=os.environ.get("BENCH_STORE_URL") or None)
+                          store_url=os.environ.get("BENCH_STORE_URL") or None,
+                          allow_volatile_store=True)  # the bench's Redis runs without AOF
     server = Server(config)
     await server.start()
     print(f"listening {server.port}", flush=True)

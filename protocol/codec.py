@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import msgspec
 from msgspec import inspect as mi
@@ -90,7 +90,7 @@ def decode_client(data: Any, max_frame: int = MAX_FRAME) -> ClientMessage:
         message = _decode_other(_client_decoder, CLIENT_TYPES, data, max_frame, True)
     if type(message) is Hello and message.version != PROTOCOL_VERSION:
         raise DecodeError(Code.VERSION_MISMATCH, version_mismatch_text(message.version))
-    return message  # type: ignore[no-any-return]
+    return cast(ClientMessage, message)
 
 
 def decode_server(data: Any, max_frame: int = MAX_SERVER_FRAME) -> ServerMessage:
@@ -98,10 +98,11 @@ def decode_server(data: Any, max_frame: int = MAX_SERVER_FRAME) -> ServerMessage
     code bad_frame, frame_too_large, unknown_type or bad_field."""
     if type(data) is bytes and len(data) <= max_frame:
         try:
-            return _server_decoder.decode(data)  # type: ignore[no-any-return]
+            return cast(ServerMessage, _server_decoder.decode(data))
         except Exception as exc:
             raise _failure(exc, data, SERVER_TYPES, False) from None
-    return _decode_other(_server_decoder, SERVER_TYPES, data, max_frame, False)  # type: ignore[no-any-return]
+    return cast(ServerMessage,
+                _decode_other(_server_decoder, SERVER_TYPES, data, max_frame, False))
 
 
 def version_mismatch_text(client_version: object) -> str:

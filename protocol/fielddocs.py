@@ -178,6 +178,12 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "winnable": "the deal was proven winnable (absent: unknown)",
         "par": "a solver's solution length, when known",
     },
+    "Verdict": {
+        "code": "the room code",
+        "winnable": "the deal was proven winnable (true), proven not (false); absent: "
+        "the solver could not decide",
+        "par": "a solver's solution length, when winnable",
+    },
     "Hint": {"move": "a legal move, or nil when no move remains"},
     "Pong": {"server_ms": "the server's wall clock, Unix ms", "nonce": "the ping's nonce"},
     "Closing": {"code": "why (error code)", "message": "why, for people"},

@@ -372,6 +372,16 @@ class Results(_Msg, tag="results"):
     par: int | None = field(default=None, name="par")
 
 
+class Verdict(_Msg, tag="verdict"):
+    """Whether the race's deal was winnable, and its par, when the server learned it
+    after the results went out (the results never wait for the solver). Refers to the
+    room by code; may reach a client just before that room's ``results``."""
+
+    code: str = field(name="c")
+    winnable: bool | None = field(default=None, name="wn")
+    par: int | None = field(default=None, name="par")
+
+
 class Hint(_Msg, tag="hint"):
     """A suggested move (``None`` when none is known)."""
 
@@ -394,7 +404,7 @@ class Closing(_Msg, tag="bye"):
 
 ServerMessage = (
     Welcome | Error | RoomList | Joined | Seats | Countdown | Started | Accepted | Rejected
-    | Diff | Progress | Ranking | Snapshot | Results | Hint | Pong | Closing
+    | Diff | Progress | Ranking | Snapshot | Results | Verdict | Hint | Pong | Closing
 )
 
 

@@ -23,15 +23,24 @@ from websockets.http11 import Request, Response
 
 from protocol import Code
 
+from . import race
 from .config import ServerConfig
 from .connection import Connection
+from .core.machine import Due
 from .metrics import Metrics
 from .room import Room
-from .store import RoomRecord, Store, open_store
+from .store import Deadline, Durability, RoomRecord, Store, StoreUnavailable, open_store
+from .sweeper import Sweeper
+from .verdicts import VerdictPool
 
 log = logging.getLogger(__name__)
 
 FrameHook = Callable[[Connection, bytes], None]
+
+
+class VolatileStore(RuntimeError):
+    """The store may lose acknowledged moves on a restart and the operator did not
+    accept that (``ServerConfig.allow_volatile_store``); the message names the fix."""
 
 
 class Server:
@@ -51,7 +60,15 @@ class Server:
         self._ws: WsServer | None = None
         self.port = 0
         self.stopping = False
+        self.durability = Durability(None, "not checked yet")
         self.solver_slot = asyncio.Semaphore(1)  # deal=winnable searches, one at a time
+        config = self.config
+        self.verdicts = VerdictPool(config, self.store, self.metrics)
+        self.sweeper = Sweeper(
+            self.store, config.clock, self.fire_deadline, interval_s=config.sweep_interval_s,
+            lease_ms=config.deadline_lease_ms, batch=config.sweep_batch,
+            max_firing=config.max_firing_deadlines, max_wakes=config.max_deadline_wakes,
+        )
 
     @property
     def url(self) -> str:
@@ -59,8 +76,11 @@ class Server:
         return f"ws://{self.config.host}:{self.port}"
 
     async def start(self) -> None:
-        """Listen (``port`` 0 picks a free port; read ``self.port`` afterwards)."""
+        """Check the store's durability, then listen (``port`` 0 picks a free port; read
+        ``self.port`` afterwards). Raises ``VolatileStore`` for a store that may lose
+        acknowledged moves, unless ``allow_volatile_store``."""
         config = self.config
+        await self._check_durability()
         self._ws = await serve(
             self._handler,
             config.host,
@@ -74,7 +94,29 @@ class Server:
             server_header=None,
         )
         self.port = self._ws.sockets[0].getsockname()[1]
+        self.sweeper.start()
         log.info("node %s listening on %s", self.node_id, self.url)
+
+    async def _check_durability(self) -> None:
+        try:
+            found = await self.store.durability()
+        except StoreUnavailable as exc:
+            # The store is down now: serve (requests get store_unavailable meanwhile),
+            # but say so until a start finds it durable.
+            found = Durability(None, f"not checked, the store was unreachable: {exc}")
+        self.durability = found
+        self.metrics.store_durable.set(1 if found.durable else 0)
+        if found.durable is False and not self.config.allow_volatile_store:
+            raise VolatileStore(
+                f"the store does not persist acknowledged moves ({found.detail}): a Redis "
+                "restart would lose moves players were told were stored, and the races "
+                "they were in. Fix: turn on AOF on every Redis master (appendonly yes, "
+                "appendfsync everysec or always; CONFIG SET appendonly yes for a running "
+                "server), or start with --allow-volatile-store to accept the risk "
+                "(/healthz then says degraded)."
+            )
+        if not found.durable:
+            log.warning("store durability: %s", found.detail)
 
     async def _handler(self, ws: ServerConnection) -> None:
         task = asyncio.current_task()
@@ -100,6 +142,8 @@ class Server:
             except Exception:
                 ok = False
             if ok and not self.stopping:
+                if not self.durability.durable:  # serving, but a restart may lose moves
+                    return connection.respond(200, f"degraded: {self.durability.detail}\n")
                 return connection.respond(200, "ok\n")
             return connection.respond(503, "unhealthy\n" if not ok else "shutting down\n")
         if path == "/metrics":
@@ -135,6 +179,22 @@ class Server:
         finally:
             del self._opening[record.code]
 
+    def wake_at(self, at_ms: int) -> None:
+        """Sweep deadlines at ``at_ms`` (a room of this node armed one for then)."""
+        self.sweeper.wake_at(at_ms)
+
+    async def fire_deadline(self, deadline: Deadline) -> None:
+        """Feed a due deadline to its room's core (the room is opened on this node for
+        the time it takes; a room that is gone has nothing left to do)."""
+        record = await self.store.get_room(deadline.code)
+        if record is None:
+            return
+        room = await self.local_room(record)
+        try:
+            await race.run(room, Due(deadline.kind))
+        finally:
+            await self.release_room(room)
+
     async def release_room(self, room: Room) -> None:
         """Forget ``room`` on this node if it has nothing more to do here."""
         if room.idle and self.rooms.get(room.code) is room:
@@ -160,6 +220,8 @@ class Server:
         if self._ws is not None:
             self._ws.close()
             await self._ws.wait_closed()
+        await self.sweeper.stop()
+        await self.verdicts.close()
         for room in list(self.rooms.values()):
             await room.close()
         self.rooms.clear()

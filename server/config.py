@@ -55,9 +55,28 @@ class ServerConfig:
     results_ttl_s: int = 3600  # a finished room (and its results) stays this long
     abandon_after_s: float = 300.0  # untimed races: a seat offline this long is resigned
     solver_budget_s: float = 5.0  # deal=winnable: time to find a winnable seed
-    results_solver_s: float = 1.0  # at the finish: was a random deal winnable, and par
+    results_solver_s: float = 1.0  # per deal: was a random deal winnable, and par
+    # The verdict's solver runs in worker processes (server/verdicts.py), never on the
+    # event loop nor on the results path; these bound what a flood of rooms can queue.
+    verdict_workers: int = 1  # processes (each one a CPU core while it searches)
+    verdict_queue: int = 32  # searches waiting or running; beyond it: verdict unknown
+    verdict_per_client: int = 4  # of those, for rooms created by one connection
+    verdict_max_nodes: int = 50_000  # the search's node budget (about 50 MB)
     hint_budget_s: float = 0.5  # solver time for one hint (hints cost heavy credits)
     max_live_rooms: int = 10_000  # rooms this node holds connections in
+
+    # -- deadlines (in the store; every node sweeps them: docs/SERVER.md, "Deadlines")
+    sweep_interval_s: float = 0.25  # how late a deadline armed on another node may fire
+    deadline_lease_ms: int = 1_000  # a claimed deadline falls due again after this (a
+    # firing that outlasts it may run twice: harmless, firing is idempotent)
+    sweep_batch: int = 100  # deadlines claimed per sweep (more: sweep again at once)
+    max_firing_deadlines: int = 32  # deadlines fired at once by this node
+    max_deadline_wakes: int = 10_000  # precise wake-ups queued; beyond: the periodic sweep
+
+    # -- durability: a store that may lose acknowledged moves on a restart (Redis without
+    # AOF) is refused at the start unless the operator accepts it (then /healthz says
+    # "degraded" and solrace_store_durable is 0). `solrace serve --allow-volatile-store`.
+    allow_volatile_store: bool = False
 
     # -- shutdown
     shutdown_grace_s: float = 5.0  # time for writers to flush before connections are cut

@@ -14,7 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -34,7 +34,6 @@ from . import lobby, race
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:
-    from .app import Server
     from .room import Member, Room
 
 log = logging.getLogger(__name__)
@@ -52,6 +51,14 @@ _WS_CLOSE = {
     Code.IDLE_TIMEOUT: 1000,
     Code.VERSION_MISMATCH: 1002,
 }
+
+
+class Server(lobby.Server, Protocol):
+    """The node as a connection sees it (``app.Server`` is one)."""
+
+    node_id: str
+    # Tests set this to see every frame sent to every connection (leak checks).
+    frame_hook: Callable[[Any, bytes], None] | None
 
 
 class Credits:

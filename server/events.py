@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import msgspec
 
+from protocol.messages import SeatStatus as Status
+
 
 class _Event(msgspec.Struct, tag_field="e", array_like=True):
     """Base of every event."""
@@ -45,14 +47,14 @@ class Moved(_Event, tag="m"):
     clock_ms: int
     revealed: list[tuple[int, str]]
     progress: int
-    status: str
+    status: Status
 
 
 class SeatStatus(_Event, tag="st"):
     """A seat's status changed without a move (resigned, abandoned)."""
 
     seat: int
-    status: str
+    status: Status
     progress: int
     moves: int
     clock_ms: int

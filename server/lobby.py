@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -24,18 +24,28 @@ from protocol.messages import (
     RoomSettings,
     RoomSummary,
     Snapshot,
+    Verdict,
 )
 
 from . import events as ev
 from . import race, views
-from .room import Member, Room
+from .core import machine as core
+from .room import Host, Member, Room
+from .room import Peer as Connection
 from .store import RoomRecord, SeatRecord
-
-if TYPE_CHECKING:
-    from .app import Server
-    from .connection import Connection
+from .verdicts import VerdictPool
 
 log = logging.getLogger(__name__)
+
+
+class Server(Host, Protocol):
+    """The node as the lobby sees it (``app.Server`` is one)."""
+
+    node_id: str
+    verdicts: VerdictPool
+
+    async def local_room(self, record: RoomRecord) -> Room:
+        """This node's room for ``record.code``, opened once and shared."""
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
 CODE_LENGTH = 6
@@ -104,8 +114,13 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     else:  # pragma: no cover - 31**6 codes
         raise ProtocolError(Code.INTERNAL, "could not allocate a room code")
     # A room that never starts must not live for ever; the start extends the TTL to
-    # cover the race and its results (race.begin_countdown).
+    # cover the race and its results (race.carry_out, at the countdown).
     await server.store.expire_room(record.code, server.config.lobby_ttl_s)
+    await server.store.set_deadline(record.code, "lobby",
+                                    record.created_ms + server.config.lobby_ttl_s * 1000)
+    if winnable is None:  # a random deal: its verdict is searched off the loop meanwhile
+        server.verdicts.request(record, settings.variant, dict(settings.options),
+                                client=f"{server.node_id}/{conn.id}")
     if msg.as_player:
         await _join_player(server, conn, record)
     else:
@@ -170,8 +185,7 @@ async def resume(server: Server, conn: Connection, hello: Hello) -> None:
     member = Member(conn, seat_no, epoch=epoch)
     room = await _enter(server, conn, record, member, seen=hello.seen)
     await room.publish(ev.TakenOver(seat_no, epoch))
-    room.disarm(f"abandon:{seat_no}")
-    await room.publish_seats()
+    await race.run(room, core.Resumed(seat_no))
 
 
 async def _enter(
@@ -207,7 +221,7 @@ async def _enter(
         for s in seats:
             member.progress_seen[s.seat] = s.moves
         conn.send(Joined(
-            code=room.code, settings=room.settings, phase=phase,  # type: ignore[arg-type]
+            code=room.code, settings=room.settings, phase=phase,
             seat=member.seat, commitment=room.record.commitment,
             seats=[views.seat_info(s) for s in seats], token=token,
             creator=room.record.creator, start_ms=room.record.start_ms,
@@ -220,6 +234,10 @@ async def _enter(
             if results is not None:
                 member.results_sent = True
                 conn.send_frame(results)
+                record = room.record
+                if record.winnable is not None:  # it may have been decided after them
+                    conn.send(Verdict(code=room.code, winnable=record.winnable,
+                                      par=record.par))
         room.ready(member)
     except BaseException:
         room.detach(conn)
@@ -239,8 +257,9 @@ async def leave(server: Server, conn: Connection) -> None:
 
 
 async def drop(server: Server, conn: Connection) -> None:
-    """The connection left its room (leave or disconnect): mark the seat offline (if it
-    still holds it) and arm the abandon timer for a seat still racing."""
+    """The connection left its room (leave or disconnect): the core marks the seat
+    offline (if the connection still holds it) and arms the abandon deadline for a seat
+    still racing an untimed race."""
     room, member = conn.room, conn.member
     conn.room = conn.member = None
     if room is None or member is None:
@@ -248,30 +267,9 @@ async def drop(server: Server, conn: Connection) -> None:
     room.detach(conn)
     try:
         if member.is_player and room.phase != "finished":
-            seat = await server.store.get_seat(room.code, member.seat)
-            if seat is not None and seat.epoch == member.epoch:
-                fields: dict[str, object] = {"connected": False}
-                if room.phase == "lobby":
-                    fields["ready"] = False
-                await server.store.update_seat(room.code, member.seat, **fields)
-                await room.publish_seats()
-                if (room.phase == "running" and member.status == "playing"
-                        and not room.settings.time_limit_s):
-                    # A timed race ends anyway; an untimed one must not wait forever.
-                    grace = int(server.config.abandon_after_s * 1000)
-                    room.arm(f"abandon:{member.seat}", room.now_ms() + grace,
-                             lambda: race.abandon(room, member.seat, member.epoch))
-                elif room.phase == "lobby":
-                    await _maybe_all_ready(room)
+            await race.run(room, core.Left(member.seat, member.epoch))
     finally:
         await server.release_room(room)
-
-
-async def _maybe_all_ready(room: Room) -> None:
-    seats = await room.store.get_seats(room.code)
-    present = [s for s in seats if s.connected]
-    if present and all(s.ready for s in present):
-        await race.begin_countdown(room)
 
 
 async def list_rooms(server: Server) -> RoomList:
@@ -284,7 +282,7 @@ async def list_rooms(server: Server) -> RoomList:
         seats = await server.store.get_seats(record.code)
         out.append(RoomSummary(
             code=record.code, variant=settings.variant, options=dict(settings.options),
-            rank_by=settings.rank_by, phase=record.phase,  # type: ignore[arg-type]
+            rank_by=settings.rank_by, phase=record.phase,
             players=len(seats), max_players=settings.max_players,
             bots=sum(s.bot for s in seats), spectators=settings.spectators,
         ))

@@ -37,6 +37,17 @@ class Metrics:
         self.races_finished = Counter(
             "solrace_races_finished", "Races this node finished", ["reason"], registry=r
         )
+        self.verdicts = Counter(
+            "solrace_verdicts", "Deal verdicts by outcome (decided, undecided, skipped: the "
+            "queue or the client's share was full)", ["outcome"], registry=r
+        )
+        self.deadlines_fired = Counter(
+            "solrace_deadlines_fired", "Store deadlines this node fired", ["kind"], registry=r
+        )
+        self.store_durable = Gauge(
+            "solrace_store_durable", "1 when the store keeps acknowledged moves across a "
+            "restart (AOF or replicas), 0 when it may lose them (volatile)", registry=r
+        )
 
     def render(self) -> bytes:
         """The text exposition format."""

@@ -1,10 +1,17 @@
-"""The race: readiness, start, moves, resignation and the finish, on top of the store.
+"""The race's shell: it feeds the core (``core.machine``) and carries out its effects.
 
-Any node may attempt a phase change; ``Store.set_phase`` is a compare-and-set, so exactly
-one attempt wins and only the winner publishes the change (and, at the finish, computes
-and stores the results). Moves are fenced by the seat's epoch: the finish bumps every
-seat's epoch before reading the logs, so no move can be acknowledged after the results
-were computed without being in them.
+``run(room, event)`` reads the room and its seats from the store, asks the core what
+``event`` means now, and carries the effects out in order: compare-and-set phase changes
+(a lost one stops the rest: another node acted), seat writes, deadlines in the store,
+announcements to every node, and the finish. The move itself (``play``) stays a short
+path of its own: judge, append, acknowledge; the core hears of it only when the seat's
+status changed.
+
+The finish (``finish``) is idempotent: any node may run it for a finished room, and the
+first results stored win (``Store.put_results``), so a node that dies between the
+finish and the results leaves a ``results`` deadline that another node fires.
+Moves are fenced by the seat's epoch: the finish bumps every seat's epoch before reading
+the logs, so no move can be acknowledged after the results without being in them.
 """
 
 from __future__ import annotations
@@ -12,73 +19,130 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import msgspec
+
 import engine
 from protocol import Code, ProtocolError, encode
-from protocol.messages import Accepted, Hint, Move, Ranking, Rejected, Results, SeatLog
+from protocol.messages import (
+    Accepted,
+    Hint,
+    Move,
+    Ranking,
+    Rejected,
+    Results,
+    SeatLog,
+    SeatStatus,
+)
 from protocol.ranking import rank
 
 from . import events as ev
+from . import views
+from .core import machine as core
+from .core.standing import opening
 from .room import Member, Room
-from .store import LogEntry, SeqConflict, StaleEpoch, StoreUnavailable
+from .store import LogEntry, RoomRecord, SeatRecord, SeqConflict, StaleEpoch, StoreUnavailable
 
 log = logging.getLogger(__name__)
 
-_DONE = frozenset({"won", "stuck", "resigned", "timeout"})
+
+# ---------------------------------------------------------------------------- the shell
+def room_state(record: RoomRecord, seats: list[SeatRecord], room: Room,
+               has_results: bool = False) -> core.RoomState:
+    """What the core reads of a room: the store's records, the room's settings and the
+    node's config."""
+    settings, config = room.settings, room.config
+    opening_status: SeatStatus = "playing"
+    opening_progress = 0
+    if record.phase == "countdown":  # only the start needs the deal's standing
+        start = opening(views.new_board(record, settings))
+        opening_status, opening_progress = start.status, start.progress
+    return core.RoomState(
+        phase=record.phase, creator=record.creator, created_ms=record.created_ms,
+        start_ms=record.start_ms, countdown_s=settings.countdown_s,
+        time_limit_s=settings.time_limit_s, lobby_ttl_s=config.lobby_ttl_s,
+        abandon_after_ms=int(config.abandon_after_s * 1000), has_results=has_results,
+        seats=tuple(core.SeatState(s.seat, s.connected, s.ready, s.status, s.epoch)
+                    for s in seats),
+        opening_status=opening_status, opening_progress=opening_progress,
+    )
+
+
+async def run(room: Room, event: core.Event) -> None:
+    """Feed ``event`` to the core with the room as the store has it now, and carry out
+    the effects (raises ``ProtocolError`` for a ``Refuse``)."""
+    store, code = room.store, room.code
+    record = await store.get_room(code)
+    if record is None:
+        return
+    seats = await store.get_seats(code)
+    has_results = record.phase == "finished" and await store.get_results(code) is not None
+    effects = core.step(room_state(record, seats, room, has_results), event, room.now_ms())
+    await carry_out(room, effects)
+
+
+async def carry_out(room: Room, effects: list[core.Effect]) -> None:
+    """Carry out ``effects`` in order (see the module docstring)."""
+    store, code = room.store, room.code
+    for effect in effects:
+        if isinstance(effect, core.Refuse):
+            raise ProtocolError(effect.code, effect.message)
+        if isinstance(effect, core.Transition):
+            if not await store.set_phase(code, effect.expect, effect.phase, **effect.fields):
+                await room.refresh()
+                return
+            room.record = msgspec.structs.replace(room.record, phase=effect.phase,
+                                                  **effect.fields)
+            if effect.phase == "countdown":
+                # The room must outlive the race: countdown + limit (or a day) + results.
+                settings = room.settings
+                ttl = (settings.countdown_s + (settings.time_limit_s or 24 * 3600)
+                       + room.config.results_ttl_s)
+                await store.expire_room(code, ttl)
+        elif isinstance(effect, core.SetSeat):
+            await store.update_seat(code, effect.seat, **effect.fields)
+        elif isinstance(effect, core.Arm):
+            await store.set_deadline(code, effect.kind, effect.at_ms)
+            room.server.wake_at(effect.at_ms)
+        elif isinstance(effect, core.Disarm):
+            await store.clear_deadline(code, effect.kind)
+        elif isinstance(effect, core.Announce):
+            await _announce(room, effect)
+        elif isinstance(effect, core.Finish):
+            await finish(room)
+        elif isinstance(effect, core.Recheck):
+            await run(room, core.Check())
+        else:  # core.Expire: the lobby ran out; its keys go with their TTL
+            await store.expire_room(code, 1)
+
+
+async def _announce(room: Room, what: core.Announce) -> None:
+    if what.what == "countdown" and what.start_ms is not None:
+        await room.publish(ev.Countdown(what.start_ms))
+    elif what.what == "started":
+        seats = await room.store.get_seats(room.code)
+        start_ms = room.record.start_ms if room.record.start_ms is not None else room.now_ms()
+        await room.publish(ev.Started(start_ms, [s.seat for s in seats]))
+    elif what.what == "seats":
+        await room.publish_seats()
+    elif what.what == "seat":
+        seat = await room.store.get_seat(room.code, what.seat)
+        if seat is not None:
+            await room.publish(ev.SeatStatus(seat.seat, seat.status, seat.progress,
+                                             seat.moves, room.clock_ms()))
+    else:
+        await publish_ranking(room)
 
 
 # ---------------------------------------------------------------------------- lobby → start
 async def set_ready(room: Room, member: Member, ready: bool) -> None:
     """Mark the seat (not) ready; when every connected player is ready, start."""
     _need_player(member)
-    if room.phase != "lobby":
-        raise ProtocolError(Code.ROOM_CLOSED, "the race has already started")
-    await room.store.update_seat(room.code, member.seat, ready=ready)
-    await room.publish_seats()
-    if ready:
-        seats = await room.store.get_seats(room.code)
-        present = [s for s in seats if s.connected]
-        if present and all(s.ready for s in present):
-            await begin_countdown(room)
+    await run(room, core.ReadySet(member.seat, ready))
 
 
 async def start_now(room: Room, member: Member) -> None:
     """The creator starts the countdown without waiting for readiness."""
-    if member.seat == 0 or member.seat != room.record.creator:
-        raise ProtocolError(Code.NOT_CREATOR)
-    if room.phase != "lobby":
-        raise ProtocolError(Code.ROOM_CLOSED, "the race has already started")
-    await begin_countdown(room)
-
-
-async def begin_countdown(room: Room) -> None:
-    """lobby → countdown (CAS); the winner tells every node when the race starts."""
-    settings, config = room.settings, room.config
-    start_ms = room.now_ms() + settings.countdown_s * 1000
-    if await room.store.set_phase(room.code, "lobby", "countdown", start_ms=start_ms):
-        # The room must outlive the race: countdown + limit (or a day) + results.
-        ttl = settings.countdown_s + (settings.time_limit_s or 24 * 3600) + config.results_ttl_s
-        await room.store.expire_room(room.code, ttl)
-        await room.publish(ev.Countdown(start_ms))
-
-
-async def try_start(room: Room) -> None:
-    """countdown → running at ``start_ms`` (CAS). The winner sets every seat playing
-    before anyone is told, so no move can race the status change."""
-    store, code = room.store, room.code
-    if not await store.set_phase(code, "countdown", "running"):
-        await room.refresh()
-        return
-    seats = await store.get_seats(code)
-    for seat in seats:
-        await store.update_seat(code, seat.seat, status="playing")
-    start_ms = room.record.start_ms if room.record.start_ms is not None else room.now_ms()
-    await room.publish(ev.Started(start_ms, [s.seat for s in seats]))
-    grace_ms = int(room.config.abandon_after_s * 1000)
-    for seat in seats:
-        # Left in the lobby: an untimed race gives them the grace period to return.
-        if not seat.connected and not room.settings.time_limit_s:
-            room.arm(f"abandon:{seat.seat}", room.now_ms() + grace_ms,
-                     lambda s=seat.seat, e=seat.epoch: abandon(room, s, e))
+    await run(room, core.StartAsked(member.seat))
 
 
 # ---------------------------------------------------------------------------- moves
@@ -103,7 +167,7 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     clock = room.clock_ms()
     limit = room.settings.time_limit_s * 1000
     if limit and clock >= limit:
-        room.spawn(try_finish(room, "time"))
+        room.spawn(run(room, core.Due("end")))
         return reject(Code.FINISHED, "time is up")
     if msg.seq != expected:
         return reject(Code.OUT_OF_ORDER, f"this move would be number {expected}, not {msg.seq}")
@@ -117,7 +181,7 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         diff = after.play(mv)
     except engine.IllegalMove as exc:
         return reject(Code.ILLEGAL_MOVE, str(exc))
-    status = "won" if after.won else "stuck" if after.stuck else "playing"
+    status: SeatStatus = "won" if after.won else "stuck" if after.stuck else "playing"
     # progress_ms: when the seat *first* reached its current progress (a card taken back
     # and played again does not make the seat later than it was).
     progress_ms = member.progress_ms
@@ -161,7 +225,7 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     except StoreUnavailable:  # stored and acknowledged; rivals catch up on the next event
         log.warning("room %s: move %s of seat %s not published", room.code, msg.seq, member.seat)
     if status != "playing":
-        await maybe_finish(room)
+        await run(room, core.MoveStored(member.seat, status))
     return ack
 
 
@@ -175,34 +239,14 @@ async def publish_ranking(room: Room) -> None:
 async def resign(room: Room, member: Member) -> None:
     """Give up: the seat is ranked by its progress."""
     _need_player(member)
-    if room.phase in ("lobby", "countdown"):
-        raise ProtocolError(Code.NOT_RUNNING)
-    if room.phase == "finished" or member.status != "playing":
-        raise ProtocolError(Code.FINISHED, f"your race is over ({member.status})")
-    seat = await room.store.get_seat(room.code, member.seat)
-    if seat is None or seat.epoch != member.epoch:
-        member.conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
-        return
-    await room.store.update_seat(room.code, member.seat, status="resigned")
+    try:
+        await run(room, core.Resigned(member.seat, member.epoch))
+    except ProtocolError as exc:
+        if exc.code == Code.TAKEN_OVER:
+            member.conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
+            return
+        raise
     member.status = "resigned"
-    game = member.game
-    await room.publish(ev.SeatStatus(member.seat, "resigned", game.progress if game else 0,
-                                     member.seq, room.clock_ms()))
-    await publish_ranking(room)
-    await maybe_finish(room)
-
-
-async def abandon(room: Room, seat_no: int, epoch: int) -> None:
-    """A seat offline for the whole grace period counts as resigned."""
-    seat = await room.store.get_seat(room.code, seat_no)
-    if (seat is None or seat.connected or seat.epoch != epoch or room.phase != "running"
-            or seat.status not in ("playing", "lobby")):
-        return
-    await room.store.update_seat(room.code, seat_no, status="resigned")
-    await room.publish(ev.SeatStatus(seat_no, "resigned", seat.progress, seat.moves,
-                                     room.clock_ms()))
-    await publish_ranking(room)
-    await maybe_finish(room)
 
 
 async def hint(room: Room, member: Member) -> Hint:
@@ -229,27 +273,34 @@ async def hint(room: Room, member: Member) -> Hint:
 
 
 # ---------------------------------------------------------------------------- finish
-async def maybe_finish(room: Room) -> None:
-    """Finish the race if no player is still playing."""
-    seats = await room.store.get_seats(room.code)
-    if seats and all(s.status in _DONE for s in seats):
-        await try_finish(room, "all_done")
-
-
-async def try_finish(room: Room, reason: str) -> None:
-    """running → finished (CAS). The winner fences every seat (epoch + 1), marks the
-    seats still playing (``timeout`` on time, else ``resigned``), computes the ranking
-    from the seat records, stores and publishes the results. ``reason``: ``all_done``
-    or ``time``."""
+async def finish(room: Room) -> None:
+    """Make sure the finished room has results, and announce them. Idempotent: the
+    first node to store results wins, every node publishes what is stored. Seats still
+    playing are marked ``timeout`` (time limit) or ``resigned`` (everyone else done).
+    The results never wait for the solver: a deal's verdict not known from the start
+    follows in a ``Verdict`` message (``verdicts``)."""
     store, code = room.store, room.code
-    if not await store.set_phase(code, "running", "finished", end_ms=room.now_ms(),
-                                 end_reason=reason):
+    record = await store.get_room(code)
+    if record is None or record.phase != "finished":
         return
+    frame = await store.get_results(code)
+    if frame is None:
+        frame = await store.put_results(code, encode(await _build_results(room, record)))
+        room.server.metrics.races_finished.labels(record.end_reason or "all_done").inc()
+    await store.clear_deadline(code, "results")
+    await room.publish(ev.Finished(frame))
+    await store.expire_room(code, room.config.results_ttl_s)
+
+
+async def _build_results(room: Room, record: RoomRecord) -> Results:
+    """The results from the seat records and the logs, after fencing every seat."""
+    store, code, settings = room.store, room.code, room.settings
     for seat in await store.get_seats(code):
         await store.take_seat(code, seat.seat)  # no append can succeed after this
     seats = await store.get_seats(code)
+    reason = record.end_reason or "all_done"
     for seat in seats:
-        if seat.status not in _DONE:
+        if seat.status not in core.DONE:
             seat.status = "timeout" if reason == "time" else "resigned"
             await store.update_seat(code, seat.seat, status=seat.status)
     logs = []
@@ -257,48 +308,12 @@ async def try_finish(room: Room, reason: str) -> None:
         entries = await store.read_log(code, s.seat)
         logs.append(SeatLog(seat=s.seat, moves=[e.move for e in entries],
                             clocks=[e.clock_ms for e in entries]))
-    record = room.record
-    winnable, par = record.winnable, record.par
-    if winnable is None:
-        winnable, par = await _judge_deal(room)
-    results = Results(
-        code=code,
-        variant=room.settings.variant,
-        options=dict(room.settings.options),
-        rank_by=room.settings.rank_by,
-        seed=record.seed,
-        salt=record.salt,
-        commitment=record.commitment,
-        ranking=rank(seats, room.settings.rank_by),
-        logs=logs,
-        reason=reason,
-        winnable=winnable,
-        par=par,
+    return Results(
+        code=code, variant=settings.variant, options=dict(settings.options),
+        rank_by=settings.rank_by, seed=record.seed, salt=record.salt,
+        commitment=record.commitment, ranking=rank(seats, settings.rank_by), logs=logs,
+        reason=reason, winnable=record.winnable, par=record.par,
     )
-    frame = encode(results)
-    await store.put_results(code, frame)
-    await room.publish(ev.Finished(frame))
-    await store.expire_room(code, room.config.results_ttl_s)
-    room.server.metrics.races_finished.labels(reason).inc()
-
-
-async def _judge_deal(room: Room) -> tuple[bool | None, int | None]:
-    """Was the race's deal winnable, and its par (the length of the solver's solution)?
-    For deals not chosen by the solver, asked at the finish: in a thread, one search at a
-    time per node, within ``results_solver_s`` (None, None when undecided by then)."""
-    try:
-        from engine.solver import solve
-    except ImportError:  # pragma: no cover - the solver ships with the engine
-        return None, None
-    settings = room.settings
-    fresh = engine.new_game(settings.variant, seed=room.record.seed, **settings.options)
-    async with room.server.solver_slot:
-        result = await asyncio.to_thread(
-            solve, fresh, max_nodes=50_000, max_seconds=room.config.results_solver_s
-        )
-    if result.winnable:
-        return True, len(result.moves)
-    return result.winnable, None
 
 
 def _need_player(member: Member) -> None:

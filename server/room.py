@@ -16,25 +16,74 @@ import asyncio
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import msgspec
 
 import engine
-from protocol import Code
-from protocol.messages import Board, Countdown, Diff, Progress, RoomSettings, Seats, Started
+from protocol import Code, encode
+from protocol.messages import (
+    Board,
+    Countdown,
+    Diff,
+    Progress,
+    RoomPhase,
+    RoomSettings,
+    Seats,
+    SeatStatus,
+    Started,
+)
 
 from . import events as ev
 from . import views
-from .store.base import StoreUnavailable
+from .config import ServerConfig
+from .core.standing import opening
+from .metrics import Metrics
+from .store.base import Store, StoreUnavailable
 from .store.records import RoomRecord
 from .timers import Timed
 
-if TYPE_CHECKING:
-    from .app import Server
-    from .connection import Connection
-
 log = logging.getLogger(__name__)
+
+
+class Peer(Protocol):
+    """One client connection as a room sees it (``connection.Connection`` is one): a
+    bounded outbox and its room binding. A protocol, so this module needs no import of
+    the connection module (which imports this one)."""
+
+    id: int
+    name: str
+    bot: bool
+    room: Room | None
+    member: Member | None
+
+    def send(self, message: Any) -> None:
+        """Queue a server message."""
+
+    def send_frame(self, frame: bytes) -> None:
+        """Queue an encoded frame."""
+
+    def close_with(self, code: Code, message: str) -> None:
+        """Send what is queued, then ``Closing`` with ``code``, then close."""
+
+    def count_room(self) -> None:
+        """Count a create/join/resume against the connection's allowance."""
+
+
+class Host(Protocol):
+    """The node as its rooms see it (``app.Server`` is one)."""
+
+    config: ServerConfig
+    store: Store
+    metrics: Metrics
+    solver_slot: asyncio.Semaphore
+
+    async def release_room(self, room: Room) -> None:
+        """Forget ``room`` on this node if it has nothing more to do here."""
+
+    def wake_at(self, at_ms: int) -> None:
+        """A deadline of one of its rooms falls due at ``at_ms``: sweep then (any node
+        sweeps every deadline anyway; this makes the arming node fire on time)."""
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
@@ -43,7 +92,7 @@ class Member:
     """One connection in one room. ``seat`` is 0 for a spectator. For a player, ``game``
     is the seat's engine game after ``seq`` moves (only this node's holder writes)."""
 
-    conn: Connection
+    conn: Peer
     seat: int
     epoch: int = 0
     game: engine.Game | None = None
@@ -68,14 +117,14 @@ class Member:
 class Room(Timed):
     """A room as seen by this node (see the module docstring)."""
 
-    def __init__(self, server: Server, record: RoomRecord) -> None:
+    def __init__(self, server: Host, record: RoomRecord) -> None:
         self.server = server
         self.store = server.store
         self.config = server.config
         self.code = record.code
         self.record = record
         self.settings = msgspec.convert(record.settings, RoomSettings)
-        self.members: dict[Connection, Member] = {}
+        self.members: dict[Peer, Member] = {}
         Timed.__init__(self, self.config.clock, f"room {self.code}")
         self._spectator_timers: set[asyncio.TimerHandle] = set()
         self._subscribed = False
@@ -85,7 +134,7 @@ class Room(Timed):
 
     # ------------------------------------------------------------------ life cycle
     @property
-    def phase(self) -> str:
+    def phase(self) -> RoomPhase:
         """The room's phase as last seen by this node."""
         return self.record.phase
 
@@ -100,18 +149,17 @@ class Room(Timed):
         return max(0, self.now_ms() - start) if start is not None else 0
 
     async def open(self) -> None:
-        """Subscribe to the room's events and arm the timers its phase needs."""
+        """Subscribe to the room's events and read the room."""
         await self.store.subscribe(self.code, self._on_event)
         self._subscribed = True
         await self.refresh()
 
     async def refresh(self) -> None:
-        """Re-read the room record and (re)arm the start and end timers. The phase never
-        goes back: an event applied while the read was in flight may be newer."""
+        """Re-read the room record. The phase never goes back: an event applied while the
+        read was in flight may be newer."""
         record = await self.store.get_room(self.code)
         if record is not None and PHASE_ORDER[record.phase] >= PHASE_ORDER[self.phase]:
             self.record = record
-        self._arm_timers()
 
     async def close(self) -> None:
         """Send what is in the outbox, then unsubscribe and cancel every timer (the room
@@ -135,23 +183,7 @@ class Room(Timed):
     @property
     def idle(self) -> bool:
         """No members and nothing this node must still do for the room."""
-        return not self.members and (self.phase in ("lobby", "finished") or not self._timers)
-
-    # ------------------------------------------------------------------ timers
-    def _arm_timers(self) -> None:
-        from . import race  # race uses Room; import here to keep the module graph simple
-
-        record, settings = self.record, self.settings
-        if record.phase == "countdown" and record.start_ms is not None:
-            self.arm("start", record.start_ms, lambda: race.try_start(self))
-        if record.phase in ("countdown", "running") and settings.time_limit_s and (
-            record.start_ms is not None
-        ):
-            end = record.start_ms + settings.time_limit_s * 1000
-            self.arm("end", end, lambda: race.try_finish(self, "time"))
-        if record.phase == "finished":
-            self.disarm("start")
-            self.disarm("end")
+        return not self.members and not self._tasks
 
     # ------------------------------------------------------------------ members
     def attach(self, member: Member) -> None:
@@ -164,7 +196,7 @@ class Room(Timed):
         for event in pending:
             self._deliver(member, event)
 
-    def detach(self, conn: Connection) -> Member | None:
+    def detach(self, conn: Peer) -> Member | None:
         """Remove a connection's membership (the caller updates the seat record)."""
         return self.members.pop(conn, None)
 
@@ -226,16 +258,10 @@ class Room(Timed):
                 self.record = msgspec.structs.replace(
                     record, phase="countdown", start_ms=event.start_ms
                 )
-            self._arm_timers()
         elif isinstance(event, ev.Started):
             self.record = msgspec.structs.replace(record, phase="running", start_ms=event.start_ms)
-            self._arm_timers()
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
-            self._arm_timers()
-            for handle in self._timers.values():
-                handle.cancel()
-            self._timers.clear()
         elif isinstance(event, ev.Moved) and self.delay_ms and not self.closed:
             # One timer per move for all spectators; each member filters duplicates.
             due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms
@@ -270,7 +296,7 @@ class Room(Timed):
             if member.seat == event.seat:
                 member.status = event.status
             conn.send(Progress(seat=event.seat, progress=event.progress, moves=event.moves,
-                               status=event.status, clock_ms=event.clock_ms))  # type: ignore[arg-type]
+                               status=event.status, clock_ms=event.clock_ms))
         elif isinstance(event, ev.TakenOver):
             if member.seat == event.seat and member.epoch < event.epoch:
                 conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
@@ -280,13 +306,14 @@ class Room(Timed):
             conn.send_frame(event.frame)
 
     def _send_progress(
-        self, member: Member, seat: int, progress: int, moves: int, status: str, clock_ms: int
+        self, member: Member, seat: int, progress: int, moves: int, status: SeatStatus,
+        clock_ms: int,
     ) -> None:
         if moves <= member.progress_seen.get(seat, -1):
             return
         member.progress_seen[seat] = moves
         member.conn.send(Progress(seat=seat, progress=progress, moves=moves,
-                                  status=status, clock_ms=clock_ms))  # type: ignore[arg-type]
+                                  status=status, clock_ms=clock_ms))
 
     # ------------------------------------------------------------------ spectators' diffs
     def deliver_diff(self, member: Member, diff: Diff) -> None:
@@ -390,7 +417,7 @@ class Room(Timed):
         member.started_sent = True
         if member.is_player:
             member.game = views.new_board(self.record, self.settings)
-            member.seq, member.status = 0, "playing"
+            member.seq, member.status = 0, opening(member.game).status
             boards = [views.board(member.seat, 0, member.game)]
         else:
             fresh = views.new_board(self.record, self.settings)
@@ -400,7 +427,5 @@ class Room(Timed):
     async def publish_seats(self) -> None:
         """Tell every node the seat list changed (read from the store, so it is current)."""
         seats = await self.store.get_seats(self.code)
-        from protocol import encode
-
         frame = encode(Seats(seats=[views.seat_info(s) for s in seats]))
         await self.publish(ev.Broadcast(frame))

@@ -31,7 +31,7 @@ def seat_info(seat: SeatRecord) -> SeatInfo:
         bot=seat.bot,
         ready=seat.ready,
         connected=seat.connected,
-        status=seat.status,  # type: ignore[arg-type]
+        status=seat.status,
         progress=seat.progress,
         moves=seat.moves,
         finish_ms=seat.finish_ms,

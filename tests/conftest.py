@@ -103,7 +103,10 @@ class RedisProcess:
             pytest.fail("redis-server is not on PATH: install Debian's redis-server package")
         cmd = [
             redis, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", str(self.dir), "--daemonize", "no",
+            # AOF on, as in production (solrace refuses a volatile Redis); a test that
+            # wants a volatile one passes "--appendonly", "no" in ``extra``
+            "--appendonly", "yes", "--appendfsync", "everysec",
+            "--dir", str(self.dir), "--daemonize", "no",
             "--protected-mode", "yes", *self.extra,
         ]
         with open(self.logfile, "ab") as out:

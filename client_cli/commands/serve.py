@@ -2,7 +2,9 @@
 
 On ready it prints exactly one line to stdout, ``solrace listening on ws://HOST:PORT``
 (tests and scripts parse it; with ``--port 0`` the port is the one chosen). SIGTERM or
-SIGINT shuts down gracefully (clients get ``Closing{shutting_down}``) and exits 0.
+SIGINT shuts down gracefully (clients get ``Closing{shutting_down}``) and exits 0. A
+Redis that does not persist acknowledged moves (no AOF) is refused: exit 2 with the fix on
+stderr, unless ``--allow-volatile-store``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "(default %(default)s; bots pace themselves to it)")
     p.add_argument("--burst", type=int, default=20, metavar="N",
                    help="messages a connection may send at once (default %(default)s)")
+    p.add_argument("--allow-volatile-store", action="store_true",
+                   help="serve even if Redis does not persist acknowledged moves (no AOF): "
+                   "a Redis restart then loses moves and races; /healthz says degraded")
     p.add_argument("--log-level", default="WARNING", help="logging level (default %(default)s)")
     p.set_defaults(func=run)
 
@@ -50,15 +55,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from server.app import Server
+    from server.app import Server, VolatileStore
     from server.config import ServerConfig
 
     config = ServerConfig(host=args.host, port=args.port, store_url=args.redis,
                           node_id=args.node_id, rate_per_s=args.rate,
-                          rate_burst=max(1, args.burst))
+                          rate_burst=max(1, args.burst),
+                          allow_volatile_store=args.allow_volatile_store)
     server = Server(config)
     try:
         await server.start()
+    except VolatileStore as exc:
+        print(f"solrace serve: refusing to start: {exc}", file=sys.stderr)
+        await server.store.close()
+        return 2
     except OSError as exc:
         print(f"solrace serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1

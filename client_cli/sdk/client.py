@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import random
 import time
 from collections.abc import AsyncIterator, Callable
@@ -32,6 +33,10 @@ from protocol import messages as M
 from .errors import ClientClosed, ConnectionLost, MoveRejected, RaceError
 from .room import RoomState
 from .session import CLIENT_NAME, Desynced, Disconnected, Reconnected, Session, _PendingMove
+
+# How long a move is retried while the server says its store is unavailable (a Redis
+# failover takes seconds; the server never answers internal for it).
+STORE_PATIENCE_S = 30.0
 
 __all__ = ["CLIENT_NAME", "Desynced", "Disconnected", "RaceClient", "Reconnected", "settings_from"]
 
@@ -154,17 +159,37 @@ class RaceClient(Session):
         reply = await self._request(M.ListRooms(), (M.RoomList,))
         return list(reply.rooms)
 
+    async def _through_outages(self, message: Any, expect: tuple[type, ...]) -> Any:
+        """``_request``, sent again while the server answers ``store_unavailable`` (for
+        up to STORE_PATIENCE_S: a Redis failover takes seconds; nothing was changed)."""
+        waited = 0.0
+        for attempt in itertools.count(1):
+            try:
+                return await self._request(message, expect)
+            except RaceError as exc:
+                if exc.code != Code.STORE_UNAVAILABLE or waited >= STORE_PATIENCE_S:
+                    raise
+            delay = min(1.0, 0.2 * attempt)
+            await asyncio.sleep(delay)  # backoff before retrying, not synchronisation
+            waited += delay
+        raise AssertionError("unreachable")
+
     async def ready(self, ready: bool = True) -> None:
         """Say this player is (not) ready. Refusals arrive as ``RaceError``."""
-        await self._request(M.Ready(ready=ready), (M.Seats, M.Countdown, M.Started))
+        await self._through_outages(M.Ready(ready=ready), (M.Seats, M.Countdown, M.Started))
 
     async def start_now(self) -> None:
         """(Creator only) start the countdown without waiting for everyone to be ready."""
         await self._request(M.StartNow(), (M.Countdown, M.Started))
 
     async def resign(self) -> None:
-        """Give up the race (the rank then goes by progress)."""
-        await self._send(M.Resign())
+        """Give up the race (the rank then goes by progress). Sent again while the
+        server's store is unavailable; a race already over needs no resignation."""
+        try:
+            await self._through_outages(M.Resign(), (M.Progress, M.Ranking, M.Results))
+        except RaceError as exc:
+            if exc.code not in (Code.FINISHED, Code.NOT_RUNNING, "timeout"):
+                raise
 
     async def leave(self) -> None:
         """Leave the room."""
@@ -192,14 +217,20 @@ class RaceClient(Session):
             if board is None:
                 raise RaceError(Code.NOT_RUNNING, "no board yet: the race has not started")
             seq = board.seq + 1
-            for attempt in range(1, 6):
+            waited = 0.0
+            for attempt in itertools.count(1):
                 try:
                     return await self._move_once(seq, text, timeout_s)
                 except MoveRejected as exc:
                     # rate_limited / store_unavailable: nothing was played; same seq again.
-                    if not exc.retryable or attempt == 5:
+                    # A store outage (a Redis failover) lasts seconds: keep trying for up
+                    # to STORE_PATIENCE_S; other refusals get five tries.
+                    patient = exc.code == Code.STORE_UNAVAILABLE and waited < STORE_PATIENCE_S
+                    if not exc.retryable or (attempt >= 5 and not patient):
                         raise
-                    await asyncio.sleep(0.2 * attempt)
+                    delay = min(1.0, 0.2 * attempt)
+                    await asyncio.sleep(delay)  # backoff before retrying, not synchronisation
+                    waited += delay
             raise AssertionError("unreachable")
 
     async def _move_once(self, seq: int, text: str, timeout_s: float) -> M.Accepted:

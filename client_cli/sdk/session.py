@@ -235,12 +235,14 @@ class Session:
                 )
         if (
             isinstance(msg, M.Error)
-            and msg.code == Code.RATE_LIMITED
+            and msg.code in (Code.RATE_LIMITED, Code.STORE_UNAVAILABLE)
             and pending is not None
             and not pending.future.done()
             and self._reply is None
         ):
-            # The server refuses an over-rate frame with an Error, not a Rejected.
+            # The server refuses an over-rate frame with an Error, not a Rejected; a
+            # store outage while the move was handled is one too. Either way the move
+            # may be sent again (a stored one is recognised: same seq, same move).
             pending.future.set_exception(
                 MoveRejected(pending.move, pending.seq, msg.code, msg.message, pending.seq, True)
             )

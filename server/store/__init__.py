@@ -3,7 +3,7 @@ default) and a Redis one (several nodes as one service)."""
 
 from __future__ import annotations
 
-from .base import SeqConflict, StaleEpoch, Store, StoreError, StoreUnavailable
+from .base import Deadline, Durability, SeqConflict, StaleEpoch, Store, StoreError, StoreUnavailable
 from .records import LogEntry, RoomRecord, SeatRecord
 
 
@@ -22,6 +22,8 @@ def open_store(url: str | None) -> Store:
 
 
 __all__ = [
+    "Deadline",
+    "Durability",
     "LogEntry",
     "RoomRecord",
     "SeatRecord",

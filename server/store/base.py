@@ -13,7 +13,7 @@ rebuilds the board by replaying it through the engine.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .records import LogEntry, RoomRecord, SeatRecord
 
@@ -39,6 +39,25 @@ class SeqConflict(StoreError):
 
 
 EventHandler = Callable[[bytes], Awaitable[None] | None]
+
+
+class Durability(NamedTuple):
+    """Whether the store keeps an acknowledged write across its own restart: ``durable``
+    is False when it may not (Redis without AOF or replicas), None when it could not be
+    read (CONFIG disabled by a managed service); ``detail`` says what was found."""
+
+    durable: bool | None
+    detail: str
+
+
+class Deadline(NamedTuple):
+    """A claimed deadline: room ``code``'s ``kind`` fell due at ``at_ms``; the claim
+    holds until ``lease_ms`` (pass it to ``done_deadline``)."""
+
+    code: str
+    kind: str
+    at_ms: int
+    lease_ms: int
 
 
 class Store(Protocol):
@@ -93,11 +112,29 @@ class Store(Protocol):
         """The seat's log entries after the first ``after`` ones, in order."""
 
     # -- results
-    async def put_results(self, code: str, results: bytes) -> None:
-        """Keep the encoded results message for as long as the room exists."""
+    async def put_results(self, code: str, results: bytes) -> bytes:
+        """Keep the encoded results message for as long as the room exists, unless the
+        room has results already; returns the results now stored (the first ones win,
+        so every node that builds them publishes the same bytes)."""
 
     async def get_results(self, code: str) -> bytes | None:
         """The encoded results, or None."""
+
+    # -- deadlines (node-wide: every node sweeps them; see docs/SERVER.md)
+    async def set_deadline(self, code: str, kind: str, at_ms: int) -> None:
+        """Room ``code``'s deadline ``kind`` falls due at ``at_ms`` (wall ms), replacing
+        an earlier one of the same kind."""
+
+    async def clear_deadline(self, code: str, kind: str) -> None:
+        """Remove room ``code``'s deadline ``kind`` (if any)."""
+
+    async def claim_deadlines(self, now_ms: int, lease_ms: int, limit: int) -> list[Deadline]:
+        """Atomically take up to ``limit`` deadlines due at ``now_ms`` (earliest first)
+        and push each to ``now_ms + lease_ms``: if the claimer dies before
+        ``done_deadline``, the deadline falls due again when the lease ends."""
+
+    async def done_deadline(self, deadline: Deadline) -> None:
+        """Remove a claimed deadline, unless it was set again since the claim."""
 
     # -- events
     async def publish(self, code: str, event: bytes) -> None:
@@ -110,6 +147,10 @@ class Store(Protocol):
         """Stop calling ``handler`` for the room's events."""
 
     # -- life cycle
+    async def durability(self) -> Durability:
+        """What the backend does with acknowledged writes when it restarts (read at the
+        node's start: ``Server.start`` refuses a volatile store unless told otherwise)."""
+
     async def healthy(self) -> bool:
         """True when the backend answers now."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import heapq
 import inspect
 import logging
 import time
@@ -18,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from .base import EventHandler, SeqConflict, StaleEpoch
+from .base import Deadline, Durability, EventHandler, SeqConflict, StaleEpoch
 from .records import LogEntry, RoomRecord, SeatRecord
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,9 @@ class MemoryStore:
         self._rooms: dict[str, _Room] = {}
         self._subscribers: dict[str, list[EventHandler]] = {}
         self._closed = False
+        # (code, kind) -> due (wall ms); the heap orders them, stale entries skipped
+        self._deadlines: dict[tuple[str, str], int] = {}
+        self._due: list[tuple[int, str, str]] = []
 
     # ------------------------------------------------------------------ internals
     def _room(self, code: str) -> _Room | None:
@@ -179,11 +183,42 @@ class MemoryStore:
         return [LogEntry(e.move, e.clock_ms) for e in room.logs.get(seat, [])[max(after, 0) :]]
 
     # ------------------------------------------------------------------ results
-    async def put_results(self, code: str, results: bytes) -> None:
-        """Keep the encoded results for as long as the room exists."""
+    async def put_results(self, code: str, results: bytes) -> bytes:
+        """Keep the encoded results unless there are some; returns the stored ones."""
         room = self._room(code)
-        if room is not None:
+        if room is None:
+            return bytes(results)
+        if room.results is None:
             room.results = bytes(results)
+        return room.results
+
+    # ------------------------------------------------------------------ deadlines
+    async def set_deadline(self, code: str, kind: str, at_ms: int) -> None:
+        """Due at ``at_ms``, replacing an earlier deadline of the same kind."""
+        self._deadlines[(code, kind)] = at_ms
+        heapq.heappush(self._due, (at_ms, code, kind))
+
+    async def clear_deadline(self, code: str, kind: str) -> None:
+        """Remove the deadline (its heap entry is dropped when it comes up)."""
+        self._deadlines.pop((code, kind), None)
+
+    async def claim_deadlines(self, now_ms: int, lease_ms: int, limit: int) -> list[Deadline]:
+        """Take the due deadlines, earliest first, leasing each until now + lease."""
+        out: list[Deadline] = []
+        while self._due and self._due[0][0] <= now_ms and len(out) < limit:
+            at_ms, code, kind = heapq.heappop(self._due)
+            if self._deadlines.get((code, kind)) != at_ms:
+                continue  # replaced or cleared since it was pushed
+            lease = now_ms + lease_ms
+            await self.set_deadline(code, kind, lease)
+            out.append(Deadline(code, kind, at_ms, lease))
+        return out
+
+    async def done_deadline(self, deadline: Deadline) -> None:
+        """Remove the deadline unless it was set again since the claim."""
+        key = (deadline.code, deadline.kind)
+        if self._deadlines.get(key) == deadline.lease_ms:
+            del self._deadlines[key]
 
     async def get_results(self, code: str) -> bytes | None:
         """The encoded results, or None."""
@@ -216,6 +251,11 @@ class MemoryStore:
                 del self._subscribers[code]
 
     # ------------------------------------------------------------------ life cycle
+    async def durability(self) -> Durability:
+        """Durable as far as it goes: the memory lives exactly as long as the one node
+        that uses it (a restart loses the races, and the players, together)."""
+        return Durability(True, "in-process memory: one node, its races end with it")
+
     async def healthy(self) -> bool:
         """True until closed."""
         return not self._closed

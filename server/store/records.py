@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import msgspec
 
+from protocol.messages import RoomPhase, SeatStatus
+
 
 class RoomRecord(msgspec.Struct, kw_only=True):
     """A room. ``settings`` is ``protocol.messages.RoomSettings`` as builtins; ``seed`` and
@@ -16,7 +18,7 @@ class RoomRecord(msgspec.Struct, kw_only=True):
     salt: str
     commitment: str
     creator: int = 0  # seat number of the creator (0: a spectator created it)
-    phase: str = "lobby"  # lobby | countdown | running | finished
+    phase: RoomPhase = "lobby"
     created_ms: int = 0
     start_ms: int | None = None  # when the race clock starts (set with phase countdown)
     end_ms: int | None = None
@@ -37,7 +39,7 @@ class SeatRecord(msgspec.Struct, kw_only=True):
     epoch: int = 1
     ready: bool = False
     connected: bool = True
-    status: str = "lobby"  # lobby | playing | won | stuck | resigned | timeout
+    status: SeatStatus = "lobby"
     progress: int = 0
     progress_ms: int | None = None  # race clock when ``progress`` was first reached
     moves: int = 0

@@ -12,8 +12,14 @@ lives in one slot and every multi-key script is legal):
   (see ``redis_bus``: subscribers that reconnect catch up, nothing is lost)
 - ``solrace:rooms:open``     sorted set of room codes not finished (score: created_ms);
   one key, touched only by single-key commands, so it is fine on Cluster too.
+- ``solrace:deadlines``      sorted set, node-wide: member ``CODE|kind``, score the wall
+  ms it falls due (countdown end, time limit, abandon, results due, lobby expiry). Every
+  node sweeps it (``claim_deadlines``: one single-key script, so legal on Cluster; its
+  slot is on one master, which sees a few small scripts per node per sweep interval).
 
-Failures: every Redis error or timeout becomes ``StoreUnavailable``. Timeouts are short
+Failures: every Redis error or timeout — anything a redis-py call raises, including the
+``RuntimeError`` of a connection closed under it during a Cluster failover — becomes
+``StoreUnavailable``. Timeouts are short
 (1 s socket, 3 s per operation) so an outage is reported quickly; connections are
 re-established automatically when Redis is back. A write whose reply was lost is
 ambiguous (it may have been applied); every write script is idempotent per call (see
@@ -37,18 +43,19 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 
 from protocol.limits import MAX_SEATS
 
 from . import redis_scripts as lua
-from .base import EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
+from .base import Deadline, Durability, EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
 from .records import LogEntry, RoomRecord, SeatRecord
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 
 log = logging.getLogger("solrace.store.redis")
 
 OPEN_ROOMS_KEY = "solrace:rooms:open"
+DEADLINES_KEY = "solrace:deadlines"
 PRIMARIES = RedisCluster.PRIMARIES
 SOCKET_TIMEOUT_S = 1.0
 OP_TIMEOUT_S = 3.0
@@ -81,6 +88,15 @@ class _Keys:
 
     def log(self, seat: int) -> str:
         return f"{self.prefix}log:{seat}"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _deadline_member(code: str, kind: str) -> str:
+    # kinds never contain "|"; codes may (awkward codes are allowed): split on the last
+    return f"{code}|{kind}"
 
 
 def _check_fields(fields: dict[str, Any], allowed: frozenset[str] | tuple[str, ...]) -> None:
@@ -121,6 +137,7 @@ class RedisStore:
             for name in (
                 "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
                 "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY",
+                "CLAIM_DEADLINES", "DONE_DEADLINE",
             )
         }
         # options of the per-master subscriber connections on Cluster
@@ -175,6 +192,14 @@ class RedisStore:
                 if attempt == 2:
                     raise StoreUnavailable(f"redis {what} failed: {exc}") from exc
                 log.warning("redis %s: client error %r; retrying once", what, exc)
+            except Exception as exc:
+                # Anything else out of a redis-py call is the backend failing too: during
+                # a Cluster failover redis-py raises RuntimeError("handler is closed"),
+                # and a slot map being rebuilt can surface as KeyError or IndexError.
+                # The client hears store_unavailable (retryable), never internal.
+                log.warning("redis %s: %s: %s", what, type(exc).__name__, exc)
+                raise StoreUnavailable(f"redis {what} failed: {type(exc).__name__}: {exc}"
+                                       ) from exc
         raise AssertionError("unreachable")
 
     async def _script(self, name: str, keys: list[str], args: list[Any]) -> Any:
@@ -328,10 +353,41 @@ class RedisStore:
 
     # ------------------------------------------------------------------ results
 
-    async def put_results(self, code: str, results: bytes) -> None:
-        """Keep the results (with the room's TTL, if it has one)."""
+    async def put_results(self, code: str, results: bytes) -> bytes:
+        """Keep the results unless there are some (with the room's TTL, if it has one);
+        returns the results stored."""
         keys = _Keys(code)
-        await self._script("PUT_RESULTS", [keys.room, keys.results], [results])
+        stored = await self._script("PUT_RESULTS", [keys.room, keys.results], [results])
+        return bytes(stored)
+
+    # ------------------------------------------------------------------ deadlines
+
+    async def set_deadline(self, code: str, kind: str, at_ms: int) -> None:
+        """ZADD to the node-wide deadline set (see the module docstring)."""
+        member = _deadline_member(code, kind)
+        await self._run("set deadline",
+                        lambda: self._client.zadd(DEADLINES_KEY, {member: int(at_ms)}))
+
+    async def clear_deadline(self, code: str, kind: str) -> None:
+        """ZREM from the deadline set."""
+        member = _deadline_member(code, kind)
+        await self._run("clear deadline", lambda: self._client.zrem(DEADLINES_KEY, member))
+
+    async def claim_deadlines(self, now_ms: int, lease_ms: int, limit: int) -> list[Deadline]:
+        """Take due deadlines with a lease, in one script on one key."""
+        lease = int(now_ms) + int(lease_ms)
+        raw = await self._script("CLAIM_DEADLINES", [DEADLINES_KEY],
+                                 [int(now_ms), lease, int(limit)])
+        out = []
+        for member, score in zip(raw[::2], raw[1::2], strict=True):
+            code, _, kind = member.decode().rpartition("|")
+            out.append(Deadline(code, kind, int(float(score)), lease))
+        return out
+
+    async def done_deadline(self, deadline: Deadline) -> None:
+        """Remove the deadline unless it was set again since the claim."""
+        member = _deadline_member(deadline.code, deadline.kind)
+        await self._script("DONE_DEADLINE", [DEADLINES_KEY], [member, deadline.lease_ms])
 
     async def get_results(self, code: str) -> bytes | None:
         """The encoded results, or None."""
@@ -371,6 +427,40 @@ class RedisStore:
         await self._bus.unsubscribe(_Keys(code).events, handler)
 
     # ------------------------------------------------------------------ life cycle
+
+    async def durability(self) -> Durability:
+        """Durable when every master has AOF on (``appendonly yes``): a restart replays
+        every acknowledged write. Replicas alone are not enough (a failover may lose the
+        writes not yet copied), so they are reported but do not count. None when CONFIG
+        is refused (a managed Redis): the operator must know and say so."""
+        try:
+            if self._cluster:
+                nodes = self._client.get_primaries()
+                found = [await self._node_persistence(node) for node in nodes]
+            else:
+                found = [await self._node_persistence(None)]
+        except StoreUnavailable as exc:
+            if isinstance(exc.__cause__, ResponseError):  # CONFIG renamed or refused
+                return Durability(None, f"persistence not readable: {exc.__cause__}")
+            raise
+        details = [detail for _, detail in found]
+        durable = all(aof for aof, _ in found)
+        return Durability(durable, "; ".join(details))
+
+    async def _node_persistence(self, node: Any) -> tuple[bool, str]:
+        """(AOF on, a description) for one master (``None``: the standalone server)."""
+        target = {"target_nodes": node} if node is not None else {}
+        config = await self._run("config get", lambda: self._client.execute_command(
+            "CONFIG", "GET", "appendonly", **target))
+        info = await self._run("info", lambda: self._client.execute_command(
+            "INFO", "replication", **target))
+        pairs = config if isinstance(config, dict) else dict(zip(config[::2], config[1::2],
+                                                                 strict=True))
+        values = {_text(k): _text(v) for k, v in pairs.items()}
+        aof = values.get("appendonly", "no") == "yes"
+        replicas = int(info.get("connected_slaves", 0)) if isinstance(info, dict) else 0
+        name = f"{node.host}:{node.port}" if node is not None else "redis"
+        return aof, f"{name}: appendonly {'yes' if aof else 'no'}, {replicas} replica(s)"
 
     async def healthy(self) -> bool:
         """True when Redis (every Cluster master) answers PING now."""

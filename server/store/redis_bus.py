@@ -29,7 +29,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from .base import EventHandler, StoreError, StoreUnavailable
+from .base import EventHandler, StoreUnavailable
 
 log = logging.getLogger("solrace.store.redis")
 
@@ -169,8 +169,9 @@ class Listener:
                     message = await pubsub.get_message(timeout=1.0)
                     if message is not None:
                         await self._handle(message)
-            except (RedisError, OSError, StoreError, ValueError) as exc:
-                log.warning("redis subscriber %s lost its connection: %s", self.name, exc)
+            except Exception as exc:  # any failure: RedisError, OSError, a closed handler
+                log.warning("redis subscriber %s lost its connection: %s: %s", self.name,
+                            type(exc).__name__, exc)
                 # whoever waits for a confirmation hears now, not at the timeout
                 for channel, waiter in list(self._waiters.items()):
                     if not waiter.done():
@@ -178,8 +179,9 @@ class Listener:
                         self._waiters.pop(channel)
             finally:
                 self._pubsub = None
+                closer: Any = pubsub.aclose  # redis-py leaves it untyped
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await closer()
             if self._on_failure is not None:
                 try:
                     await self._on_failure(self)
@@ -316,8 +318,8 @@ class Bus:
         try:
             async with asyncio.timeout(CONFIRM_TIMEOUT_S):
                 await self._client.initialize()
-        except (RedisError, OSError, TimeoutError) as exc:
-            raise StoreUnavailable(f"redis cluster unreachable: {exc}") from exc
+        except Exception as exc:  # RedisError, OSError, timeout, a closed handler...
+            raise StoreUnavailable(f"redis cluster unreachable: {exc!r}") from exc
         return self._node_listener(self._client.get_node_from_key(channel))
 
     def _node_listener(self, node: Any) -> Listener:
@@ -337,8 +339,8 @@ class Bus:
         try:
             async with asyncio.timeout(CONFIRM_TIMEOUT_S):
                 await self._client.nodes_manager.initialize()
-        except (RedisError, OSError, TimeoutError) as exc:
-            log.info("cluster slot map not refreshed (%s); retrying", exc)
+        except Exception as exc:  # RedisError, OSError, timeout, a closed handler...
+            log.info("cluster slot map not refreshed (%r); retrying", exc)
             return
         for channel in listener.channels:
             node = self._client.get_node_from_key(channel)

@@ -111,12 +111,38 @@ end
 return {-2, len + 1}
 """
 
-# KEYS: room, results. ARGV: encoded results. The results inherit the room's TTL.
+# KEYS: room, results. ARGV: encoded results. The first results stay (every node that
+# builds them then publishes the same bytes); they inherit the room's TTL. Returns the
+# results stored.
 PUT_RESULTS = """
+local old = redis.call('GET', KEYS[2])
+if old then return old end
 redis.call('SET', KEYS[2], ARGV[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
-return 1
+return ARGV[1]
+"""
+
+# KEYS: deadlines (a sorted set: member "CODE|kind", score due ms). ARGV: now ms, lease
+# until ms, limit. Takes the due members, earliest first, and pushes each to the lease
+# end: a claimer that dies leaves the deadline to fall due again. Returns
+# {member, due, member, due, ...}.
+CLAIM_DEADLINES = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0,
+                       tonumber(ARGV[3]))
+for i = 1, #due, 2 do redis.call('ZADD', KEYS[1], ARGV[2], due[i]) end
+return due
+"""
+
+# KEYS: deadlines. ARGV: member, lease end ms. Removes the member if its score is still
+# the lease end (it was not set again since the claim). Returns 1 if removed.
+DONE_DEADLINE = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) == tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
 """
 
 # KEYS: every key of the room. ARGV: ttl in seconds.

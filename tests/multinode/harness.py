@@ -36,12 +36,21 @@ REPLY_TIMEOUT_S = 10.0
 SOLRACE = str(Path(sys.executable).parent / "solrace")
 
 
+class NodeRefused(Exception):
+    """The node exited before listening: its exit status and its log."""
+
+    def __init__(self, status: int, log: str) -> None:
+        super().__init__(f"exit {status}: {log[-2000:]}")
+        self.status, self.log = status, log
+
+
 class Node:
     """One ``solrace serve`` process on a loopback port. Its log goes to ``logfile``."""
 
-    def __init__(self, redis_url: str, workdir: Path, name: str) -> None:
+    def __init__(self, redis_url: str, workdir: Path, name: str, *extra: str) -> None:
         self.redis_url = redis_url
         self.name = name
+        self.extra = extra  # more ``solrace serve`` flags
         self.logfile = workdir / f"{name}.log"
         self.proc: asyncio.subprocess.Process | None = None
         self.url = ""
@@ -57,12 +66,16 @@ class Node:
             self.proc = await asyncio.create_subprocess_exec(
                 SOLRACE, "serve", "--host", "127.0.0.1", "--port", "0",
                 "--redis", self.redis_url, "--node-id", self.name, "--log-level", "INFO",
+                *self.extra,
                 stdout=asyncio.subprocess.PIPE, stderr=log,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
         assert self.proc.stdout is not None
         try:
             line = await asyncio.wait_for(self.proc.stdout.readline(), READY_TIMEOUT_S)
+            if not line:  # it exited before listening (e.g. refused a volatile store)
+                await asyncio.wait_for(self.proc.wait(), READY_TIMEOUT_S)
+                raise NodeRefused(self.proc.returncode or 0, self.log())
         except TimeoutError:
             await self.kill()
             raise AssertionError(f"{self.name} did not start: {self.log()[-3000:]}") from None

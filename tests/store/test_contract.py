@@ -271,3 +271,39 @@ async def test_failing_handler_does_not_stop_delivery(store_pair: tuple[Store, S
 
 async def test_healthy(store: Store) -> None:
     assert await store.healthy()
+
+
+async def test_first_results_win(store: Store) -> None:
+    code = await room_with_seats(store)
+    assert await store.put_results(code, b"first") == b"first"
+    assert await store.put_results(code, b"second") == b"first"
+    assert await store.get_results(code) == b"first"
+
+
+async def test_deadlines_are_claimed_once_per_lease(store_pair: tuple[Store, Store]) -> None:
+    one, two = store_pair
+    await one.set_deadline("DLA", "start", 1_000)
+    await one.set_deadline("DLB", "end", 500)
+    await one.set_deadline("DLC", "end", 5_000)
+    assert await one.claim_deadlines(400, lease_ms=100, limit=10) == []
+    claimed = await one.claim_deadlines(1_000, lease_ms=100, limit=10)
+    assert [(d.code, d.kind, d.at_ms, d.lease_ms) for d in claimed] == [
+        ("DLB", "end", 500, 1_100), ("DLA", "start", 1_000, 1_100)]
+    # the other node sees nothing due until the lease ends, then gets them again
+    assert await two.claim_deadlines(1_099, lease_ms=100, limit=10) == []
+    again = {d.code: d for d in await two.claim_deadlines(1_100, lease_ms=100, limit=10)}
+    assert sorted((d.code, d.lease_ms) for d in again.values()) == [
+        ("DLA", 1_200), ("DLB", 1_200)]
+    # done with a stale claim (one's lease) does not remove what two holds now
+    await one.done_deadline(claimed[0])
+    assert await one.claim_deadlines(1_199, lease_ms=100, limit=10) == []
+    await two.done_deadline(again["DLB"])
+    # a deadline set again after the claim survives the claimer's done
+    await one.set_deadline("DLA", "start", 9_000)
+    await two.done_deadline(again["DLA"])
+    await two.clear_deadline("DLC", "end")
+    assert await one.claim_deadlines(8_999, lease_ms=100, limit=10) == []
+    left = await one.claim_deadlines(9_000, lease_ms=100, limit=10)
+    assert [(d.code, d.kind, d.at_ms) for d in left] == [("DLA", "start", 9_000)]
+    await one.done_deadline(left[0])
+    assert await one.claim_deadlines(10**12, lease_ms=100, limit=10) == []

@@ -1,0 +1,156 @@
+"""The deal's verdict (winnable? par?) off the event loop and off the results path.
+
+A random deal's verdict is asked of the solver in a bounded pool of worker *processes*
+when the room is created, so it is usually known by the finish and goes out with the
+results. The results never wait for it: when it is decided later, it is stored in the
+room record and, if the room has finished by then, every node sends ``Verdict`` to its
+members. Bounds (``ServerConfig``): ``verdict_workers`` processes, at most
+``verdict_queue`` searches waiting or running on this node, and at most
+``verdict_per_client`` of them for one client; a search refused by a bound leaves the
+verdict unknown (the ``solrace_verdicts{outcome="skipped"}`` metric counts them).
+A node that dies with searches queued loses them: those verdicts stay unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import engine
+from protocol import encode
+from protocol.messages import RoomPhase, Verdict
+
+from . import events as ev
+from .config import ServerConfig
+from .metrics import Metrics
+from .store import RoomRecord, Store, StoreUnavailable
+
+log = logging.getLogger(__name__)
+_PHASES: tuple[RoomPhase, ...] = ("lobby", "countdown", "running", "finished")
+
+
+def judge(variant: str, seed: int, options: dict[str, Any], max_nodes: int,
+          max_seconds: float) -> tuple[bool | None, int | None]:
+    """In a worker process: (winnable, par) of the fresh deal; (None, None) when the
+    solver could not decide within the budget."""
+    from engine.solver import solve
+
+    result = solve(engine.new_game(variant, seed=seed, **options), max_nodes=max_nodes,
+                   max_seconds=max_seconds)
+    if result.winnable:
+        return True, len(result.moves)
+    return result.winnable, None
+
+
+def _die_with(node_pid: int) -> None:
+    """In a worker process: exit as soon as the node that started it is gone (a node
+    killed with SIGKILL cannot stop its workers; they must not outlive it, holding its
+    stdout open and a CPU core)."""
+
+    def watch() -> None:
+        while os.getppid() == node_pid:
+            time.sleep(0.5)  # polling the parent: no other signal of its death exists
+        os._exit(0)
+
+    threading.Thread(target=watch, name="die-with-node", daemon=True).start()
+
+
+class VerdictPool:
+    """This node's solver processes and their bounds (see the module docstring)."""
+
+    def __init__(self, config: ServerConfig, store: Store, metrics: Metrics) -> None:
+        self._config = config
+        self._store = store
+        self._metrics = metrics
+        self._executor: ProcessPoolExecutor | None = None
+        self._by_client: Counter[str] = Counter()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def pending(self) -> int:
+        """Searches waiting or running on this node."""
+        return len(self._tasks)
+
+    def request(self, record: RoomRecord, variant: str, options: dict[str, Any],
+                client: str) -> bool:
+        """Ask for ``record``'s verdict on behalf of ``client``; False when a bound
+        refused it (the verdict stays unknown)."""
+        config = self._config
+        if (len(self._tasks) >= config.verdict_queue
+                or self._by_client[client] >= config.verdict_per_client):
+            self._metrics.verdicts.labels("skipped").inc()
+            return False
+        self._by_client[client] += 1
+        task = asyncio.get_running_loop().create_task(
+            self._judge(record.code, record.seed, variant, options))
+        self._tasks.add(task)
+        task.add_done_callback(lambda t: self._done(t, client))
+        return True
+
+    def _done(self, task: asyncio.Task[None], client: str) -> None:
+        self._tasks.discard(task)
+        self._by_client[client] -= 1
+        if self._by_client[client] <= 0:
+            del self._by_client[client]
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            # spawn: fresh interpreters that inherit no event loop, sockets or threads;
+            # each one exits when this node does (even on SIGKILL): see _die_with
+            context = multiprocessing.get_context("spawn")
+            self._executor = ProcessPoolExecutor(
+                self._config.verdict_workers, mp_context=context,
+                initializer=_die_with, initargs=(os.getpid(),))
+        return self._executor
+
+    async def _judge(self, code: str, seed: int, variant: str,
+                     options: dict[str, Any]) -> None:
+        config = self._config
+        loop = asyncio.get_running_loop()
+        try:
+            winnable, par = await loop.run_in_executor(
+                self._pool(), judge, variant, seed, options, config.verdict_max_nodes,
+                config.results_solver_s)
+        except Exception:
+            log.exception("room %s: the solver failed", code)
+            return
+        self._metrics.verdicts.labels("decided" if winnable is not None else "undecided").inc()
+        if winnable is None:
+            return
+        try:
+            await self._record(code, winnable, par)
+        except StoreUnavailable as exc:
+            log.warning("room %s: verdict not stored (%s)", code, exc)
+
+    async def _record(self, code: str, winnable: bool, par: int | None) -> None:
+        """Store the verdict in the room record (whatever its phase: a compare-and-set
+        to the same phase); if the room has finished, tell every node's members."""
+        for phase in _PHASES:
+            if await self._store.set_phase(code, phase, phase, winnable=winnable, par=par):
+                break
+        else:
+            return  # the room is gone
+        if phase == "finished":
+            frame = encode(Verdict(code=code, winnable=winnable, par=par))
+            await self._store.publish(code, ev.encode_event(ev.Broadcast(frame)))
+
+    async def close(self) -> None:
+        """Cancel the searches and stop the worker processes."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        self._by_client.clear()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None

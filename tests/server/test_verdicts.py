@@ -1,0 +1,39 @@
+"""The verdict pool's bounds: a flood of rooms from one client, or from many, queues at
+most ``verdict_per_client`` / ``verdict_queue`` solver searches; the rest are skipped
+(verdict unknown), and nothing waits for them."""
+
+from __future__ import annotations
+
+from server.config import ServerConfig
+from server.metrics import Metrics
+from server.store import RoomRecord
+from server.store.memory import MemoryStore
+from server.verdicts import VerdictPool, judge
+
+
+def _record(n: int) -> RoomRecord:
+    return RoomRecord(code=f"R{n:05d}", settings={}, seed=n, salt="00", commitment="c")
+
+
+async def test_a_flood_is_bounded_per_client_and_in_total() -> None:
+    config = ServerConfig(verdict_queue=5, verdict_per_client=2)
+    metrics = Metrics()
+    pool = VerdictPool(config, MemoryStore(), metrics)
+    try:
+        flood = [pool.request(_record(n), "fortress", {}, client="flooder") for n in range(10)]
+        assert flood == [True, True] + [False] * 8
+        others = [pool.request(_record(100 + n), "fortress", {}, client=f"c{n}")
+                  for n in range(5)]
+        assert others == [True, True, True, False, False]  # 2 + 3 = the queue of 5
+        assert pool.pending == 5
+        skipped = metrics.verdicts.labels("skipped")._value.get()
+        assert skipped == 10
+    finally:
+        await pool.close()
+    assert pool.pending == 0
+
+
+def test_the_worker_function_gives_the_solvers_verdict() -> None:
+    # Fortress seed 6878202754727873932 has no legal move: the solver proves it
+    # unwinnable at once (nothing to search), so the verdict is (False, None).
+    assert judge("fortress", 6878202754727873932, {}, 1_000, 5.0) == (False, None)
