@@ -23,9 +23,10 @@ from websockets.http11 import Request, Response
 
 from protocol import Code
 
+from . import logs
 from .config import ServerConfig
 from .connection import Connection
-from .metrics import Metrics
+from .metrics import Metrics, instrument_store
 from .room import Room
 from .store import RoomRecord, Store, open_store
 
@@ -39,9 +40,10 @@ class Server:
 
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None) -> None:
         self.config = config or ServerConfig()
-        self.store: Store = store if store is not None else open_store(self.config.store_url)
         self.node_id = self.config.node_id or f"{socket.gethostname()}-{os.getpid()}"
-        self.metrics = Metrics()
+        self.metrics = Metrics(self.node_id, self, self.config.clock)
+        self.store: Store = instrument_store(
+            store if store is not None else open_store(self.config.store_url), self.metrics)
         self.rooms: dict[str, Room] = {}
         self._opening: dict[str, asyncio.Future[Room]] = {}
         self.connections: set[Connection] = set()
@@ -74,6 +76,7 @@ class Server:
             server_header=None,
         )
         self.port = self._ws.sockets[0].getsockname()[1]
+        self.metrics.start()  # GC and event-loop lag probes
         log.info("node %s listening on %s", self.node_id, self.url)
 
     async def _handler(self, ws: ServerConnection) -> None:
@@ -81,6 +84,7 @@ class Server:
         assert task is not None
         self._handlers.add(task)
         conn = Connection(self, ws)
+        logs.bind_request(ws.request.headers if ws.request else {}, ws.remote_address, conn.id)
         self.connections.add(conn)
         try:
             if self.stopping:
@@ -164,4 +168,5 @@ class Server:
             await room.close()
         self.rooms.clear()
         await self.store.close()
+        await self.metrics.stop()
         log.info("node %s stopped", self.node_id)

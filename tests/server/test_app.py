@@ -42,10 +42,11 @@ async def test_health_and_metrics(server: Server) -> None:
     await one.move("1>1")
     status, text = await _http_get(server.port, "/metrics")
     assert status == 200
-    assert "solrace_moves_accepted_total 3.0" in text
-    assert 'solrace_moves_rejected_total{code="illegal_move"} 1.0' in text
-    assert "solrace_move_ack_seconds_count 3.0" in text
-    assert "solrace_connections 1.0" in text and "solrace_rooms 1.0" in text
+    node = f'node="{server.node_id}"'
+    assert f"solrace_moves_accepted_total{{{node}}} 3.0" in text
+    assert f'solrace_moves_rejected_total{{code="illegal_move",{node}}} 1.0' in text
+    assert f"solrace_move_ack_seconds_count{{{node}}} 3.0" in text
+    assert f"solrace_connections{{{node}}} 1.0" in text and f"solrace_rooms{{{node}}} 1.0" in text
     assert joined.code
 
 
