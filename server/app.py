@@ -91,6 +91,7 @@ class Server:
                 conn.close_with(Code.SHUTTING_DOWN, "the server is shutting down")
             await conn.run()
         finally:
+            log.debug("connection closed")  # tagged with conn, request_id, peer, room, seat
             self.connections.discard(conn)
             self._handlers.discard(task)
 

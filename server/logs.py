@@ -134,3 +134,6 @@ def configure(fmt: str | None, level: str | int, node: str,
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
+    # websockets logs every HTTP request at INFO (one line per health check) and every
+    # frame at DEBUG: keep it to warnings whatever our own level is.
+    logging.getLogger("websockets").setLevel(max(root.level, logging.WARNING))
