@@ -107,7 +107,8 @@ def write() -> None:
         lock = LOCK_DIR / name
         if lock.exists():  # drop our header line: uv reads the pins as preferences
             lines = lock.read_text().splitlines(keepends=True)
-            lock.write_text("".join(lines[1:]) if lines[0].startswith(FINGERPRINT) else "".join(lines))
+            if lines and lines[0].startswith(FINGERPRINT):
+                lock.write_text("".join(lines[1:]))
         cmd = [str(uv), "pip", "compile", str(PYPROJECT.relative_to(ROOT)), "--quiet",
                "--universal", "--python-version", PYTHON, "--generate-hashes",
                "--no-strip-extras", "--custom-compile-command", "scripts/lock",
