@@ -208,7 +208,8 @@ async def cluster_master_kill(workdir: Path) -> dict[str, float]:
         fault = time.perf_counter()
         victim.stop()  # SIGKILL
         await racer.play(1, retry_for_s=60)
-        return {"baseline_s": baseline, "stall_s": time.perf_counter() - fault}
+        return {"baseline_s": baseline, "stall_s": time.perf_counter() - fault,
+                "retryable_rejections": float(len(racer.retryable_rejections))}
     finally:
         await racer.close()
         await asyncio.gather(*(n.stop() for n in nodes))
