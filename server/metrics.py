@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import inspect
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, Protocol, cast
@@ -268,7 +269,7 @@ class InstrumentedStore:
         if cached is not None:
             return cached
         attr = getattr(self._store, name)
-        if name.startswith("_") or not asyncio.iscoroutinefunction(attr):
+        if name.startswith("_") or not inspect.iscoroutinefunction(attr):
             return attr
         latency = self._metrics.store_latency.labels(name)
         errors = self._metrics.store_errors
