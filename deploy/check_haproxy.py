@@ -4,9 +4,11 @@ front of two real ``solrace serve`` nodes on a private Redis, all on loopback.""
 from __future__ import annotations
 
 import asyncio
+import base64
 import csv
 import io
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -26,6 +28,7 @@ from tests.conftest import RedisProcess, free_port  # noqa: E402
 from tests.multinode.harness import Node, Racer, Watcher, audit  # noqa: E402
 
 CONFIG = ROOT / "deploy" / "haproxy.cfg"
+STATS_USER, STATS_PASSWORD = "check", secrets.token_urlsafe(12)
 
 
 def step(text: str) -> None:
@@ -34,8 +37,10 @@ def step(text: str) -> None:
 
 def server_states(stats_port: int) -> dict[str, str]:
     """HAProxy's view of the backend servers: name → UP/DOWN/..."""
-    url = f"http://127.0.0.1:{stats_port}/stats;csv"
-    with urllib.request.urlopen(url, timeout=2) as resp:
+    request = urllib.request.Request(f"http://127.0.0.1:{stats_port}/stats;csv")
+    token = base64.b64encode(f"{STATS_USER}:{STATS_PASSWORD}".encode()).decode()
+    request.add_header("Authorization", f"Basic {token}")
+    with urllib.request.urlopen(request, timeout=2) as resp:
         text = resp.read().decode().lstrip("# ")
     return {row["svname"]: row["status"] for row in csv.DictReader(io.StringIO(text))
             if row["pxname"] == "nodes" and row["svname"] not in ("BACKEND", "FRONTEND")}
@@ -128,6 +133,11 @@ async def main() -> int:
             **os.environ,
             "SOLRACE_LB_BIND": f"127.0.0.1:{lb_port}",
             "SOLRACE_LB_STATS": f"127.0.0.1:{stats_port}",
+            "SOLRACE_LB_STATS_USER": STATS_USER,
+            "SOLRACE_LB_STATS_PASSWORD": STATS_PASSWORD,
+            # the nodes are given as addresses here: nothing to resolve (the DNS side
+            # is tests/ops/test_topology.py)
+            "SOLRACE_DNS": f"127.0.0.1:{free_port()}",
             "SOLRACE_NODE1": nodes["n1"].url.removeprefix("ws://"),
             "SOLRACE_NODE2": nodes["n2"].url.removeprefix("ws://"),
             # nothing listens there: the health check must keep traffic away from it

@@ -23,11 +23,11 @@ from websockets.http11 import Request, Response
 
 from protocol import Code
 
-from . import race
+from . import logs, race
 from .config import ServerConfig
 from .connection import Connection
 from .core.machine import Due
-from .metrics import Metrics
+from .metrics import Metrics, instrument_store
 from .room import Room
 from .store import Deadline, Durability, RoomRecord, Store, StoreUnavailable, open_store
 from .sweeper import Sweeper
@@ -48,9 +48,10 @@ class Server:
 
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None) -> None:
         self.config = config or ServerConfig()
-        self.store: Store = store if store is not None else open_store(self.config.store_url)
         self.node_id = self.config.node_id or f"{socket.gethostname()}-{os.getpid()}"
-        self.metrics = Metrics()
+        self.metrics = Metrics(self.node_id, self, self.config.clock)
+        self.store: Store = instrument_store(
+            store if store is not None else open_store(self.config.store_url), self.metrics)
         self.rooms: dict[str, Room] = {}
         self._opening: dict[str, asyncio.Future[Room]] = {}
         self.connections: set[Connection] = set()
@@ -95,6 +96,7 @@ class Server:
         )
         self.port = self._ws.sockets[0].getsockname()[1]
         self.sweeper.start()
+        self.metrics.start()  # GC and event-loop lag probes
         log.info("node %s listening on %s", self.node_id, self.url)
 
     async def _check_durability(self) -> None:
@@ -123,12 +125,14 @@ class Server:
         assert task is not None
         self._handlers.add(task)
         conn = Connection(self, ws)
+        logs.bind_request(ws.request.headers if ws.request else {}, ws.remote_address, conn.id)
         self.connections.add(conn)
         try:
             if self.stopping:
                 conn.close_with(Code.SHUTTING_DOWN, "the server is shutting down")
             await conn.run()
         finally:
+            log.debug("connection closed")  # tagged with conn, request_id, peer, room, seat
             self.connections.discard(conn)
             self._handlers.discard(task)
 
@@ -226,4 +230,5 @@ class Server:
             await room.close()
         self.rooms.clear()
         await self.store.close()
+        await self.metrics.stop()
         log.info("node %s stopped", self.node_id)

@@ -28,7 +28,7 @@ from protocol.messages import (
 )
 
 from . import events as ev
-from . import race, views
+from . import logs, race, views
 from .core import machine as core
 from .room import Host, Member, Room
 from .room import Peer as Connection
@@ -180,6 +180,7 @@ async def resume(server: Server, conn: Connection, hello: Hello) -> None:
         raise ProtocolError(Code.BAD_TOKEN, "the race is over: join as a spectator for results")
     conn.count_room()
     epoch = await server.store.take_seat(code, seat_no)
+    server.metrics.resumes.inc()
     await server.store.update_seat(code, seat_no, connected=True)
     conn.name, conn.bot = seat.name, seat.bot
     member = Member(conn, seat_no, epoch=epoch)
@@ -196,6 +197,7 @@ async def _enter(
     room = await server.local_room(record)
     room.attach(member)
     conn.room, conn.member = room, member
+    logs.bind(room=room.code, seat=member.seat)  # tags this connection's later log lines
     try:
         await room.refresh()  # after subscribing: nothing published from now on is missed
         phase = room.phase

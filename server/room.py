@@ -299,6 +299,7 @@ class Room(Timed):
                                status=event.status, clock_ms=event.clock_ms))
         elif isinstance(event, ev.TakenOver):
             if member.seat == event.seat and member.epoch < event.epoch:
+                self.server.metrics.takeovers.inc()
                 conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
         elif isinstance(event, ev.Finished) and not member.results_sent:
             member.results_sent = True

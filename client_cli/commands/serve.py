@@ -5,6 +5,10 @@ On ready it prints exactly one line to stdout, ``solrace listening on ws://HOST:
 SIGINT shuts down gracefully (clients get ``Closing{shutting_down}``) and exits 0. A
 Redis that does not persist acknowledged moves (no AOF) is refused: exit 2 with the fix on
 stderr, unless ``--allow-volatile-store``.
+
+Logs go to stderr, one line per event (``server.logs``): JSON by default when stderr is
+not a terminal, text on a terminal; ``--log-format`` and ``--log-level`` choose. Start-up
+(``node started``) and shutdown (``node stopping``, ``node stopped``) are logged at INFO.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ import contextlib
 import logging
 import os
 import signal
-import sys
+import socket
+
+log = logging.getLogger("solrace.serve")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,14 +44,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--allow-volatile-store", action="store_true",
                    help="serve even if Redis does not persist acknowledged moves (no AOF): "
                    "a Redis restart then loses moves and races; /healthz says degraded")
-    p.add_argument("--log-level", default="WARNING", help="logging level (default %(default)s)")
+    p.add_argument("--log-level", default=os.environ.get("SOLRACE_LOG_LEVEL") or "INFO",
+                   type=_level, help="DEBUG, INFO, WARNING or ERROR "
+                   "(default: $SOLRACE_LOG_LEVEL, else INFO)")
+    p.add_argument("--log-format", choices=("json", "text"),
+                   default=os.environ.get("SOLRACE_LOG_FORMAT") or None,
+                   help="stderr log lines: json (one object per line) or text "
+                   "(default: $SOLRACE_LOG_FORMAT, else json unless stderr is a terminal)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT; 0 after a graceful shutdown."""
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from server import logs
+
+    # The node id is fixed here (not in Server) so that every log line carries it.
+    args.node_id = args.node_id or f"{socket.gethostname()}-{os.getpid()}"
+    logs.configure(args.log_format, args.log_level, args.node_id)
     coro = _serve(args)
     try:
         import uvloop
@@ -66,22 +81,58 @@ async def _serve(args: argparse.Namespace) -> int:
     try:
         await server.start()
     except VolatileStore as exc:
-        print(f"solrace serve: refusing to start: {exc}", file=sys.stderr)
+        log.error("refusing to start: %s", exc, extra={"error": "volatile_store"})
         await server.store.close()
         return 2
     except OSError as exc:
-        print(f"solrace serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        log.error("cannot listen on %s:%s: %s", args.host, args.port, exc,
+                  extra={"error": "listen_failed"})
         return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
     host = args.host if ":" not in args.host else f"[{args.host}]"
     print(f"solrace listening on ws://{host}:{server.port}", flush=True)
-    await stop.wait()
+    log.info("node started", extra={
+        "url": f"ws://{host}:{server.port}", "store": _store_kind(args.redis),
+        "pid": os.getpid(), "loop": type(loop).__module__.split(".")[0],
+    })
+    received = await _first_signal(stop, loop)
+    log.info("node stopping", extra={"signal": received,
+                                     "connections": len(server.connections)})
     await server.stop()
+    log.info("node stopped")
     return 0
+
+
+async def _first_signal(stop: asyncio.Event, loop: asyncio.AbstractEventLoop) -> str:
+    """Wait for SIGTERM/SIGINT; the name of the one that came."""
+    received = "unknown"
+
+    def on(sig: signal.Signals) -> None:
+        nonlocal received
+        received = sig.name
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, on, sig)
+    await stop.wait()
+    return received
+
+
+def _store_kind(url: str | None) -> str:
+    """The store's kind for the start-up event, without the URL (it may hold a password)."""
+    if not url:
+        return "memory"
+    return "redis-cluster" if "cluster=1" in url else "redis"
+
+
+def _level(text: str) -> str:
+    """argparse type: a logging level name."""
+    name = text.upper()
+    if name not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise argparse.ArgumentTypeError(f"not a log level: {text!r}")
+    return name
 
 
 def _positive(text: str) -> float:

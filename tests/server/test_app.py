@@ -34,7 +34,9 @@ async def test_health_and_metrics(server: Server) -> None:
     status, body = await _http_get(server.port, "/healthz")
     assert (status, body) == (200, "ok\n")
     status, text = await _http_get(server.port, "/metrics")
-    assert "solrace_moves_accepted_total 0.0" in text and "solrace_frames_in_total 0.0" in text
+    node = f'node="{server.node_id}"'
+    assert f"solrace_moves_accepted_total{{{node}}} 0.0" in text
+    assert f"solrace_frames_in_total{{{node}}} 0.0" in text
     one = await TestClient.connect(server.url, "one")
     await one.create(variant="portuguese", countdown_s=0)
     await one.send(m.Ready())
@@ -43,12 +45,12 @@ async def test_health_and_metrics(server: Server) -> None:
     await one.move("1>1")  # a pile onto itself: never legal
     status, text = await _http_get(server.port, "/metrics")
     assert status == 200
-    assert "solrace_moves_accepted_total 3.0" in text
-    assert 'solrace_moves_rejected_total{code="illegal_move"} 1.0' in text
-    assert "solrace_move_ack_seconds_count 3.0" in text
-    assert "solrace_connections 1.0" in text and "solrace_rooms 1.0" in text
+    assert f"solrace_moves_accepted_total{{{node}}} 3.0" in text
+    assert f'solrace_moves_rejected_total{{code="illegal_move",{node}}} 1.0' in text
+    assert f"solrace_move_ack_seconds_count{{{node}}} 3.0" in text
+    assert f"solrace_connections{{{node}}} 1.0" in text and f"solrace_rooms{{{node}}} 1.0" in text
     # hello, create, ready, 3 moves and the bad one, as counted by the client that sent them
-    assert one.sent == 7 and f"solrace_frames_in_total {one.sent}.0" in text
+    assert one.sent == 7 and f"solrace_frames_in_total{{{node}}} {one.sent}.0" in text
 
 
 async def test_stop_tells_clients_and_finishes_writes(server_factory: ServerFactory) -> None:
