@@ -33,6 +33,10 @@ from .store import Deadline, Durability, RoomRecord, Store, StoreUnavailable, op
 from .sweeper import Sweeper
 from .verdicts import VerdictPool
 
+# Part of the public entry point (with Server and ServerConfig): ``solrace serve`` sets up
+# the process's log lines through it rather than importing server internals.
+configure_logging = logs.configure
+
 log = logging.getLogger(__name__)
 
 FrameHook = Callable[[Connection, bytes], None]

@@ -160,30 +160,18 @@ def percentile(values: list[float], q: float) -> float:
 
 
 # ------------------------------------------------------------------------ the embedded server
-CHILD_SERVER = """
-import asyncio, sys
-from server.app import Server
-from server.config import ServerConfig
-async def main():
-    server = Server(ServerConfig(host="127.0.0.1", port=0, rate_per_s={rate}, rate_burst={burst}))
-    await server.start()
-    print(server.url, flush=True)
-    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-    await server.stop()
-asyncio.run(main())
-"""
-
-
 class ChildServer:
-    """A server in a child process (so its CPU and memory are its own), stopped when
-    its stdin closes."""
+    """``solrace serve`` in a child process (so its CPU and memory are its own; the
+    command line is the server's one public way in), stopped by SIGTERM."""
 
     def __init__(self, rate: float) -> None:
-        code = CHILD_SERVER.format(rate=rate, burst=max(20, int(rate)))
-        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        argv = [sys.executable, "-m", "client_cli.main", "serve", "--host", "127.0.0.1",
+                "--port", "0", "--rate", str(rate), "--burst", str(max(20, int(rate))),
+                "--log-level", "WARNING"]
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
+        line = self.proc.stdout.readline().strip()  # "solrace listening on ws://HOST:PORT"
+        self.url = line.rpartition(" ")[2]
         if not self.url.startswith("ws://"):
             self.stop()
             raise RuntimeError("the embedded server did not start")
@@ -205,10 +193,9 @@ class ChildServer:
         return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
 
     def stop(self) -> None:
-        """Close stdin (graceful stop), then wait; kill it only if it hangs."""
+        """SIGTERM (graceful stop), then wait; kill it only if it hangs."""
         with contextlib.suppress(OSError):
-            if self.proc.stdin:
-                self.proc.stdin.close()
+            self.proc.terminate()
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:

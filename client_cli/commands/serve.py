@@ -56,11 +56,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT; 0 after a graceful shutdown."""
-    from server import logs
+    from server.app import configure_logging
 
     # The node id is fixed here (not in Server) so that every log line carries it.
     args.node_id = args.node_id or f"{socket.gethostname()}-{os.getpid()}"
-    logs.configure(args.log_format, args.log_level, args.node_id)
+    configure_logging(args.log_format, args.log_level, args.node_id)
     coro = _serve(args)
     try:
         import uvloop
