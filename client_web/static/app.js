@@ -113,7 +113,11 @@ function handle(msg) {
       if (room) { room.phase = "countdown"; room.startMs = msg.st; }
       break;
     case "started":
-      if (room) { room.phase = "running"; room.startMs = msg.st; }
+      if (room) {
+        room.phase = "running";
+        room.startMs = msg.st;
+        for (const seat of room.seats) seat.st = "playing"; // the server set every seat playing
+      }
       for (const board of msg.bd) setBoard(board);
       autoFoundation();
       break;
@@ -225,6 +229,8 @@ function onAccepted(msg) {
   own.seq = msg.s;
   own.hash = msg.h;
   own.legal = msg.lm ?? null;
+  const me = S.room.seats.find((seat) => seat.p === own.seat);
+  if (me) Object.assign(me, { mv: msg.s, g: progressOfBoard(own) }); // no P for own moves
   S.hint = null;
   checkHash(own.seat, own.view, msg.h);
   autoFoundation();
@@ -442,6 +448,9 @@ function onKey(event) {
   const key = event.key;
   if (key === "ArrowRight" || key === "ArrowLeft") {
     S.cursor = ((S.cursor - 1 + (key === "ArrowRight" ? 1 : piles - 1)) % piles) + 1;
+    S.cursorN = 1;
+  } else if (key === "Home") {
+    S.cursor = 1;
     S.cursorN = 1;
   } else if (key === "ArrowUp") {
     S.cursorN = Math.min(Math.max(1, up.length), S.cursorN + 1);
@@ -677,7 +686,8 @@ function roomLobby(room) {
         h("button.primary", { id: "ready", onclick: () => { S.ready = !S.ready; net.send({ t: "ready", r: S.ready }); render(); } }, S.ready ? "Not ready" : "Ready"),
         isCreator ? h("button", { id: "start", onclick: () => net.send({ t: "start" }) }, "Start now") : null,
         h("button", { onclick: leaveRoom }, "Leave")) : null,
-      room.seat === 0 ? h("p.muted", {}, "You are watching; the boards appear when the race starts.") : null));
+      room.seat === 0 ? h("p.muted", {}, "You are watching; the boards appear when the race starts. ",
+        h("span", { id: "delay" }, room.settings.sd ? `Boards will be shown ${room.settings.sd} s behind the race.` : "Boards will be shown live.")) : null));
 }
 
 function leaveRoom() {
@@ -713,7 +723,7 @@ function raceScreen(room) {
     S.hint ? h("p.hint", { id: "hint-text" }, `Hint: ${S.hint}`) : null,
     finished && S.results ? resultsView(room) : null,
     rivalsView(room),
-    h("p.keys.muted", {}, "Click a card then a pile, drag, or keys: ←/→ pile, ↑/↓ cards, Enter pick/drop, f foundation, r redeal, h hint, a auto, Esc cancel."));
+    h("p.keys.muted", {}, "Click a card then a pile, drag, or keys: ←/→ pile (Home: first), ↑/↓ cards, Enter pick/drop, f foundation, r redeal, h hint, a auto, Esc cancel."));
 }
 
 function watchScreen(room) {
@@ -783,7 +793,7 @@ function boardView(board, { own: mine, small, name }) {
     }
     return el;
   });
-  return h("section", { className: `board${mine ? " own" : ""}${small ? " small" : ""}`, dataset: { seat: board.seat }, "aria-label": `${name}'s board` },
+  return h("section", { className: `board${mine ? " own" : ""}${small ? " small" : ""}`, dataset: { seat: board.seat, seq: board.seq }, "aria-label": `${name}'s board` },
     h("div.boardhead", {}, h("span.name", {}, name), h("span.muted", {}, ` · move ${board.seq} · ${progressOfBoard(board)}/52`)),
     foundations,
     tableau(view.tableau.length, piles));
@@ -813,9 +823,13 @@ function rivalsView(room) {
         h("span.name", {}, entry.n), entry.b ? h("span.tag", {}, "bot") : null,
         h("span.tag", { className: `tag st-${seat.st || entry.st}` }, seat.st || entry.st),
         h("progress", { max: 52, value: progress, title: `${progress} cards on the foundations` }),
-        h("span.num", {}, `${progress}/52 · ${seat.mv ?? entry.mv} moves`),
+        h("span.num", {}, `${progress}/52 · ${plural(seat.mv ?? entry.mv, "move")}`),
         entry.fm != null ? h("span.num", {}, ` · ${clockText(entry.fm)}`) : null);
     })));
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function resultsView(room) {
