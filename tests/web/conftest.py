@@ -1,5 +1,5 @@
-"""Fixtures for the browser tests: one real ``solrace serve`` (a subprocess on 127.0.0.1,
-exactly what a user runs) and one headless Debian chromium driven by Playwright, both
+"""Fixtures for the browser tests: one real solrace server (in-process, on its own loop
+in a thread, on 127.0.0.1) and one headless Debian chromium driven by Playwright, both
 shared by the whole session; a fresh browser context (its own storage) per page.
 
 The chromium binary is the system's (``/usr/bin/chromium``: Playwright's own browser
@@ -14,11 +14,8 @@ Screenshots go to ``SOLRACE_WEB_SHOTS`` (default: the session's pytest temp dir)
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
-import re
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import Future
@@ -27,34 +24,54 @@ from typing import Any, TypeVar
 
 import pytest
 
+import engine
+from server.app import Server
+from server.config import ServerConfig
+
 CHROMIUM = os.environ.get("SOLRACE_CHROMIUM", "/usr/bin/chromium")
 T = TypeVar("T")
 
 
+def playable_seeds(count: int) -> list[int]:
+    """Seeds whose deal, in every variant, has a legal move and stays unstuck after any
+    first move: the tests play the first legal moves they find, so a deal that is stuck
+    at once would end a race before the test could look at it."""
+    seeds = []
+    seed = 0
+    while len(seeds) < count:
+        seed += 1
+        games = [engine.new_game(v, seed=seed) for v in engine.VARIANTS]
+        if all(_lively(game) for game in games):
+            seeds.append(seed)
+    return seeds
+
+
+def _lively(game: engine.Game) -> bool:
+    moves = game.legal_moves()
+    for move in moves:
+        after = game.copy()
+        after.play(move)
+        if after.stuck:
+            return False
+    return bool(moves)
+
+
 @pytest.fixture(scope="session")
 def web_server() -> Iterator[str]:
-    """``http://127.0.0.1:PORT`` of a ``solrace serve`` subprocess (rate limit raised so
-    the SDK bots do not pace themselves; everything else as shipped)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "client_cli.main", "serve", "--host", "127.0.0.1",
-         "--port", "0", "--rate", "1000", "--burst", "1000"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()  # "solrace listening on ws://HOST:PORT", flushed when ready
-    match = re.search(r"ws://([\d.]+):(\d+)", line)
-    if match is None:
-        proc.kill()
-        raise RuntimeError(f"solrace serve did not start: {line!r}")
+    """``http://127.0.0.1:PORT`` of a real solrace ``Server`` running on its own asyncio
+    loop in a thread (rate limit raised so SDK bots do not pace themselves). Room seeds
+    cycle through ``playable_seeds`` so every run races the same deals."""
+    seeds = itertools.cycle(playable_seeds(8))
+    config = ServerConfig(host="127.0.0.1", port=0, rate_burst=100_000, rate_per_s=100_000.0,
+                          seed_source=lambda: next(seeds))
+    loop = SdkLoop()
+    server = Server(config)
+    loop.run(server.start())
     try:
-        yield f"http://{match.group(1)}:{match.group(2)}"
+        yield f"http://127.0.0.1:{server.port}"
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        loop.run(server.stop())
+        loop.stop()
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from client_cli.bots import GreedyBot
 from client_cli.sdk import RaceClient, play_bot, settings_from
 
 from .conftest import Pages, SdkLoop
-from .ui import default_options, play_checked
+from .ui import as_view, default_options, legal_moves, play_checked, read_board
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +53,7 @@ VARIANT_INPUTS = [
 @pytest.mark.parametrize(("variant", "how"), VARIANT_INPUTS)
 def test_each_variant_loads_and_accepts_a_move(pages: Pages, variant: str, how: str) -> None:
     page = pages.open("/", name=f"solo {variant}")
-    create_room(page, variant)
+    create_room(page, variant, hints=variant == "fortress")
     page.click("#ready")  # the only player is ready: the race starts
     page.wait_for_selector('.board.own[data-seq="0"]')
     options = default_options(variant)
@@ -61,6 +61,10 @@ def test_each_variant_loads_and_accepts_a_move(pages: Pages, variant: str, how: 
                       "perseverance": 12}[variant]
     assert page.locator(".board.own .pile").count() == expected_piles
     play_checked(page, how, variant, options)
+    if variant == "fortress":  # a room with hints: the hint names a legal move
+        page.click("#hint")
+        hint = page.locator("#hint-text").inner_text().removeprefix("Hint: ")
+        assert hint in legal_moves(as_view(read_board(page), variant, options))
     pages.shot(page, f"variant-{variant}")
 
 
