@@ -347,7 +347,8 @@ function play(move) {
 /** The legal move taking the selection to ``target`` ("f" or a pile number), if any. */
 function moveFor(sel, target) {
   const board = own();
-  if (!board || !board.legal || !sel) return null;
+  if (!board || !sel) return null;
+  if (!board.legal) return notation(sel, target); // a server without hello.lm: it judges
   const moves = board.legal.map((text) => ({ text, mv: parseMove(text) }));
   if (sel.kind === "take") {
     const hit = moves.find(({ mv }) => mv.kind === "take" && mv.suit === sel.suit && mv.to === target);
@@ -361,6 +362,13 @@ function moveFor(sel, target) {
   const exact = fits.find(({ mv }) => mv.n === sel.n);
   if (exact) return exact.text;
   return fits.length === 1 ? fits[0].text : null;
+}
+
+/** The canonical notation of taking the selection to ``target`` (legal or not). */
+function notation(sel, target) {
+  if (sel.kind === "take") return target === "f" ? null : `f${sel.suit}>${target}`;
+  if (target === "f") return sel.n === 1 ? `${sel.pile}>f` : null;
+  return `${sel.pile}${sel.n > 1 ? `:${sel.n}` : ""}>${target}`;
 }
 
 function tryMove(sel, target) {
@@ -442,7 +450,8 @@ function askHint() {
 function onKey(event) {
   const board = own();
   const target = event.target;
-  if (!board || target.tagName === "INPUT" || target.tagName === "SELECT" || target.tagName === "TEXTAREA") return;
+  if (!board || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName)) return;
+  if (target.tagName === "BUTTON" && (event.key === "Enter" || event.key === " ")) return;
   const piles = board.view.tableau.length;
   const up = board.view.tableau[S.cursor - 1]?.up || [];
   const key = event.key;
@@ -558,7 +567,7 @@ function setName(name) {
 }
 
 function goJoin(code, watch) {
-  const clean = String(code).trim();
+  const clean = String(code).trim().toUpperCase(); // codes are upper case, read aloud
   if (!/^[A-Za-z0-9_-]{1,16}$/.test(clean)) { note("a room code is letters and digits"); render(); return; }
   location.assign(`/${watch ? "w" : "r"}/${clean}`);
 }
@@ -656,7 +665,7 @@ function createForm() {
   const check = (name, on) => h("input", { type: "checkbox", name, checked: on });
   return h("form.panel.create", { onsubmit: (e) => { e.preventDefault(); createRoom(e.target); } },
     h("h2", {}, "Create a room"),
-    field("Your name", h("input", { name: "name", value: S.name, maxLength: 32, required: true })),
+    field("Your name", h("input", { name: "name", value: S.name, maxLength: 32, required: true, onchange: (e) => setName(e.target.value) })),
     field("Variant", variantSelect),
     optionsBox,
     field("Rank by", h("select", { name: "rank_by" }, h("option", { value: "time" }, "time to win"), h("option", { value: "progress" }, "progress"))),

@@ -191,3 +191,20 @@ def test_the_page_fits_a_phone(pages: Pages) -> None:
     assert len(rights) == 52 and max(rights) <= 375
     play_checked(lobby, "click", "spanish", default_options("spanish"))
     pages.shot(lobby, "phone-race")
+
+
+def test_the_lobby_lists_rooms_live_and_joins_by_list_or_code(pages: Pages) -> None:
+    watcher = pages.open("/", name="Browsing")
+    watcher.wait_for_selector("form.create")
+    host = pages.open("/", name="Host")
+    code = create_room(host, "portuguese")
+    row = watcher.locator(f'tr[data-code="{code}"]')
+    expect(row).to_contain_text("Portuguese")  # appears on the next refresh, no reload
+    row.get_by_role("button", name="Join").click()
+    watcher.wait_for_url(f"**/r/{code}")
+    typist = pages.open("/", name="Typist")
+    typist.fill('input[name="code"]', code.lower())  # codes are read aloud: any case
+    typist.press('input[name="code"]', "Enter")
+    typist.wait_for_url(f"**/r/{code}")
+    expect(host.locator(".seats li")).to_have_count(3)
+    assert seat_names(host) == ["Host", "Browsing", "Typist"]
