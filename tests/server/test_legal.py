@@ -12,7 +12,7 @@ from protocol import PROTOCOL_VERSION
 from protocol import messages as m
 from server.app import Server
 
-from .client import Board, TestClient
+from .client import Board, TestClient, play_moves
 
 
 async def _hello(url: str, name: str, *, legal: bool, token: str | None = None,
@@ -39,16 +39,12 @@ async def test_opted_in_player_gets_legal_moves_with_every_own_state(server: Ser
     assert started.boards[0].legal == board.legal()
     assert (await two.expect(m.Started)).boards[0].legal is None
     assert all(b.legal is None for b in (await watcher.expect(m.Started)).boards)
-    pick = random.Random(3).choice
-    for _ in range(12):
-        options = board.legal()
-        if not options:
-            break
-        move = pick(options)
-        reply = await one.move(move)
-        assert isinstance(reply, m.Accepted), reply
-        board.apply(move, reply.revealed, reply.hash)
-        assert reply.legal == board.legal()
+
+    def legal_moves_match(reply: m.Accepted, after: Board) -> None:
+        assert reply.legal == after.legal()
+
+    played = await play_moves(one, board, 12, random.Random(3).choice, legal_moves_match)
+    assert played == 12
     # The player who did not ask never gets lm; the spectator's diffs carry none.
     reply = await two.move(Board(started.boards[0].view).legal()[0])  # the same deal
     assert isinstance(reply, m.Accepted) and reply.legal is None
