@@ -192,6 +192,8 @@ function onJoined(msg) {
     seats: msg.ss.map(seatDefaults), startMs: msg.st ?? null,
   };
   S.inflight = null;
+  // A resume gets no welcome: the race clock in joined sets the server clock instead.
+  if (msg.ck != null && msg.st != null) net.clockOffset = msg.st + msg.ck - Date.now();
   if (msg.k) sessionStorage.setItem(tokenKey(msg.c), msg.k);
   for (const board of msg.bd || []) setBoard(board);
   const me = msg.ss.find((s) => s.p === msg.p);
