@@ -44,6 +44,7 @@ const S = {
   noReconnect: false,
   dragging: null,
   distrust: false, // our board may be wrong: resume from move 0
+  connects: 0, // sockets opened so far (shown as data-connects: tests wait on it)
 };
 
 function routeOf(path) {
@@ -55,7 +56,11 @@ function routeOf(path) {
 const tokenKey = (code) => `solrace.token.${code}`;
 const net = new Net({
   onMessage: (msg) => { handle(msg); render(); },
-  onState: (state) => { S.link = state; render(); },
+  onState: (state) => {
+    S.link = state;
+    if (state === "online") S.connects += 1;
+    render();
+  },
   onDrop: () => reconnectLater(),
 });
 
@@ -339,9 +344,12 @@ function play(move) {
     note(`${move} is not a legal move here`);
     return false;
   }
-  S.inflight = move;
   S.sel = null;
-  net.send({ t: "M", s: board.seq + 1, m: move });
+  if (!net.send({ t: "M", s: board.seq + 1, m: move })) {
+    note("offline: reconnecting…");
+    return false;
+  }
+  S.inflight = move;
   render();
   return true;
 }
@@ -618,7 +626,7 @@ function header() {
   return h("header", {},
     h("a.brand", { href: "/" }, "solrace"),
     S.room ? h("span.code", {}, `room ${S.room.code}`) : null,
-    h("span.link", { className: `link ${S.link}`, title: "connection" }, S.link));
+    h("span.link", { className: `link ${S.link}`, title: "connection", dataset: { connects: S.connects } }, S.link));
 }
 
 function screen() {

@@ -56,11 +56,31 @@ def _lively(game: engine.Game) -> bool:
     return bool(moves)
 
 
+class Node:
+    """The test server and the loop it runs on."""
+
+    def __init__(self, server: Server, loop: SdkLoop) -> None:
+        self.server, self.loop = server, loop
+        self.base = f"http://127.0.0.1:{server.port}"
+
+    def drop(self, name: str) -> int:
+        """Close, from the server's side, every websocket of the player called ``name``
+        (a dropped network, as the page sees it); returns how many were closed."""
+
+        async def close() -> int:
+            conns = [c for c in self.server.connections if c.name == name]
+            for conn in conns:
+                await conn.ws.close(1011, "test: dropped")
+            return len(conns)
+
+        return self.loop.run(close())
+
+
 @pytest.fixture(scope="session")
-def web_server() -> Iterator[str]:
-    """``http://127.0.0.1:PORT`` of a real solrace ``Server`` running on its own asyncio
-    loop in a thread (rate limit raised so SDK bots do not pace themselves). Room seeds
-    cycle through ``playable_seeds`` so every run races the same deals."""
+def web_node() -> Iterator[Node]:
+    """A real solrace ``Server`` on 127.0.0.1, on its own asyncio loop in a thread (rate
+    limit raised so SDK bots do not pace themselves). Room seeds cycle through
+    ``playable_seeds`` so every run races the same deals."""
     seeds = itertools.cycle(playable_seeds(8))
     config = ServerConfig(host="127.0.0.1", port=0, rate_burst=100_000, rate_per_s=100_000.0,
                           seed_source=lambda: next(seeds))
@@ -68,10 +88,16 @@ def web_server() -> Iterator[str]:
     server = Server(config)
     loop.run(server.start())
     try:
-        yield f"http://127.0.0.1:{server.port}"
+        yield Node(server, loop)
     finally:
         loop.run(server.stop())
         loop.stop()
+
+
+@pytest.fixture(scope="session")
+def web_server(web_node: Node) -> str:
+    """``http://127.0.0.1:PORT`` of the test server."""
+    return web_node.base
 
 
 @pytest.fixture(scope="session")

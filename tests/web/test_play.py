@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from client_cli.bots import GreedyBot
 from client_cli.sdk import RaceClient, play_bot, settings_from
 
-from .conftest import Pages, SdkLoop
+from .conftest import Node, Pages, SdkLoop
 from .ui import as_view, default_options, legal_moves, play_checked, read_board
 
 pytestmark = pytest.mark.slow
@@ -208,3 +208,24 @@ def test_the_lobby_lists_rooms_live_and_joins_by_list_or_code(pages: Pages) -> N
     typist.wait_for_url(f"**/r/{code}")
     expect(host.locator(".seats li")).to_have_count(3)
     assert seat_names(host) == ["Host", "Browsing", "Typist"]
+
+
+def test_a_dropped_connection_resumes_the_seat(pages: Pages, web_node: Node, sdk: SdkLoop,
+                                               ws_url: str) -> None:
+    page = pages.open("/", name="Dropper")
+    code = create_room(page, "brisbane")
+    rival = RaceClient(ws_url, "Steady")
+    sdk.run(_join(rival, code))
+    sdk.run(rival.ready())
+    page.click("#ready")
+    page.wait_for_selector('.board.own[data-seq="0"]')
+    options = default_options("brisbane")
+    play_checked(page, "click", "brisbane", options)
+    assert web_node.drop("Dropper") == 1
+    page.wait_for_selector('.link[data-connects="2"]')  # it reconnected by itself
+    page.wait_for_selector('.board.own[data-seq="1"]')
+    assert page.url.endswith(f"/r/{code}")
+    play_checked(page, "keys", "brisbane", options)  # the same seat, its board intact
+    state = sdk.run(rival.wait_for(lambda r: r.seats[1].moves == 2 and r.seats[1].connected))
+    assert state.seats[1].name == "Dropper"
+    sdk.run(rival.close())
