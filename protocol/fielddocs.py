@@ -17,6 +17,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "fresh session",
         "seen": "with `k`: the last move sequence this client applied to its own board "
         "(0: none); the server replays the moves after it",
+        "legal_moves": "ask for your own board's legal moves with every state of it you "
+        "receive (`lm` in boards, `A`, own `D`; see Legal moves)",
     },
     "RoomSettings": {
         "variant": "`portuguese`, `spanish`, `brisbane`, `fortress` or `perseverance`",
@@ -95,6 +97,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "seq": "moves applied to it (the sequence of the last one)",
         "view": "the board: a RULES.md layout with `down` as counts (see Views)",
         "hash": "the state hash of `w` (see State hash)",
+        "legal": "your own board, if you asked (`hello.lm`): its legal moves, canonical "
+        "notation (`[]`: none)",
     },
     "Joined": {
         "code": "the room code",
@@ -123,6 +127,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "hash": "the state hash of your board after it",
         "clock_ms": "race clock when it was accepted",
         "revealed": "cards it turned face up, as [pile, code]",
+        "legal": "if you asked (`hello.lm`): your board's legal moves after it (`[]`: none)",
     },
     "Rejected": {
         "seq": "the sequence your move carried",
@@ -138,6 +143,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "hash": "the state hash after it",
         "clock_ms": "race clock when it was accepted",
         "revealed": "cards it turned face up, as [pile, code]",
+        "legal": "your own board, if you asked (`hello.lm`): its legal moves after it",
     },
     "Progress": {
         "seat": "whose progress",

@@ -81,6 +81,7 @@ class Hello(_Msg, tag="hello"):
     )
     token: Token | None = field(default=None, name="k")
     seen: Seq = field(default=0, name="s")
+    legal_moves: bool = field(default=False, name="lm")
 
 
 class RoomSettings(msgspec.Struct, omit_defaults=True, kw_only=True):
@@ -230,6 +231,7 @@ class Board(msgspec.Struct, omit_defaults=True, kw_only=True):
     seq: int = field(name="s")
     view: dict[str, object] = field(name="w")
     hash: int = field(name="h")
+    legal: list[str] | None = field(default=None, name="lm")
 
 
 class Joined(_Msg, tag="joined"):
@@ -281,6 +283,7 @@ class Accepted(_Msg, tag="A"):
     hash: int = field(name="h")
     clock_ms: int = field(name="c")
     revealed: list[Reveal] = field(default_factory=list, name="r")
+    legal: list[str] | None = field(default=None, name="lm")
 
 
 class Rejected(_Msg, tag="R"):
@@ -304,6 +307,7 @@ class Diff(_Msg, tag="D"):
     hash: int = field(name="h")
     clock_ms: int = field(name="c")
     revealed: list[Reveal] = field(default_factory=list, name="r")
+    legal: list[str] | None = field(default=None, name="lm")
 
 
 class Progress(_Msg, tag="P"):

@@ -23,7 +23,7 @@ from websockets.http11 import Request, Response
 
 from protocol import Code
 
-from . import logs, race
+from . import http_static, logs, race
 from .config import ServerConfig
 from .connection import Connection
 from .core.machine import Due
@@ -141,8 +141,8 @@ class Server:
             self._handlers.discard(task)
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
-        """Plain HTTP on the websocket port: health and metrics; None lets a websocket
-        handshake proceed."""
+        """Plain HTTP on the websocket port: health, metrics and the browser client's
+        files; None lets a websocket handshake proceed."""
         path = request.path.split("?", 1)[0]
         if path == "/healthz":
             try:
@@ -157,6 +157,8 @@ class Server:
         if path == "/metrics":
             headers = Headers([("Content-Type", CONTENT_TYPE_LATEST)])
             return Response(200, "OK", headers, self.metrics.render())
+        if (page := http_static.respond(request)) is not None:  # the browser client
+            return page
         if len(self.connections) >= self.config.max_connections or self.stopping:
             # Refused before the upgrade: a load balancer or client retries elsewhere.
             return connection.respond(503, "server full or shutting down; retry\n")

@@ -30,7 +30,7 @@ from protocol import (
 )
 from protocol import messages as m
 
-from . import lobby, race
+from . import legal, lobby, race
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -92,6 +92,7 @@ class Connection:
         self.hello_done = False
         self.name = ""
         self.bot = False
+        self.legal_moves = False  # hello.lm: attach the seat's legal moves (legal.py)
         self.room: Room | None = None
         self.member: Member | None = None
         self.rooms_used = 0
@@ -106,6 +107,8 @@ class Connection:
     # ------------------------------------------------------------------ sending
     def send(self, message: Any) -> None:
         """Queue a server message."""
+        if self.legal_moves:  # opt-in only: the default path pays this one test
+            message = legal.annotate(self.member, message)
         self.send_frame(encode(message))
 
     def send_frame(self, frame: bytes) -> None:
@@ -284,7 +287,7 @@ class Connection:
                 Code.VERSION_MISMATCH,
                 f"this server speaks protocol version {PROTOCOL_VERSION}, not {msg.version}",
             )
-        self.name, self.bot = msg.name, msg.bot
+        self.name, self.bot, self.legal_moves = msg.name, msg.bot, msg.legal_moves
         if msg.token is not None:
             # A failed resume leaves the session unopened: the client may hello again.
             await lobby.resume(self.server, self, msg)

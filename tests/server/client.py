@@ -172,8 +172,10 @@ class Board:
         assert engine.view_hash(self.view) == expect_hash, "client view desynced"
 
 
-async def play_moves(client: TestClient, board: Board, count: int, pick: Any) -> int:
-    """Play up to ``count`` legal moves chosen by ``pick(list)``; returns moves played."""
+async def play_moves(client: TestClient, board: Board, count: int, pick: Any,
+                     check: Any = None) -> int:
+    """Play up to ``count`` legal moves chosen by ``pick(list)``; returns moves played.
+    ``check(reply, board)``, if given, is called after each accepted move is applied."""
     played = 0
     for _ in range(count):
         legal = board.legal()
@@ -183,5 +185,7 @@ async def play_moves(client: TestClient, board: Board, count: int, pick: Any) ->
         reply = await client.move(move)
         assert isinstance(reply, m.Accepted), reply
         board.apply(move, reply.revealed, reply.hash)
+        if check is not None:
+            check(reply, board)
         played += 1
     return played

@@ -1,0 +1,128 @@
+"""Watching in the browser: /w/CODE opens as a spectator with no click, and no face-down
+card identity ever reaches the page (its DOM or its websocket frames) before the results.
+
+The forbidden cards come from the test's own computation: the engine deals the revealed
+seed and replays the published logs; the cards still face down on every board at the end
+were face down all along, so none of them may appear anywhere before the results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import pytest
+from playwright.sync_api import expect
+
+import engine
+from client_cli.sdk import RaceClient, settings_from
+
+from .conftest import Pages, SdkLoop
+from .ui import read_board
+
+pytestmark = pytest.mark.slow
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string anywhere inside a decoded MessagePack value (keys included)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in _strings(k) + _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+async def _start(one: RaceClient, two: RaceClient, code: str) -> None:
+    await one.ready()
+    await two.ready()
+    for client in (one, two):
+        await client.wait_for(lambda r: r.my_board is not None)
+
+
+async def _play(client: RaceClient, count: int) -> None:
+    for _ in range(count):
+        board = client.room.my_board
+        assert board is not None
+        legal = board.legal_moves()
+        if not legal:
+            return
+        await client.move(legal[-1])
+
+
+def test_brisbane_spectator_sees_no_face_down_card(pages: Pages, sdk: SdkLoop, ws_url: str) -> None:
+    one, two = RaceClient(ws_url, "One"), RaceClient(ws_url, "Two")
+
+    async def setup() -> str:
+        await one.connect()
+        await two.connect()
+        state = await one.create_room(settings_from("brisbane", countdown_s=0))
+        await two.join(state.code)
+        return state.code
+
+    code = sdk.run(setup())
+    frames: list[bytes] = []
+    context = pages.browser.new_context(viewport={"width": 1100, "height": 900})
+    pages.contexts.append(context)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: pages.errors.append(str(exc)))
+    page.on("websocket", lambda ws: ws.on(
+        "framereceived", lambda payload: frames.append(payload) if isinstance(payload, bytes)
+        else None))
+    page.goto(f"{pages.base}/w/{code}")  # no click: the link alone makes a spectator
+    expect(page.locator(".seats li")).to_have_count(2)
+    assert "live" in page.locator("#delay").inner_text()
+    sdk.run(_start(one, two, code))
+    page.wait_for_selector('.board[data-seat="2"][data-seq="0"]')
+    first = read_board(page, '.board[data-seat="1"]')
+    sdk.run(_play(one, 6))
+    sdk.run(_play(two, 4))
+    page.wait_for_selector('.board[data-seat="1"][data-seq="6"]')
+    page.wait_for_selector('.board[data-seat="2"][data-seq="4"]')
+    shown = page.eval_on_selector_all("[data-code]", "els => els.map(e => e.dataset.code)")
+    html = page.content()
+    before_results = list(frames)
+    pages.shot(page, "watch-brisbane")
+
+    async def finish() -> Any:
+        await one.resign()
+        await two.resign()
+        state = await one.wait_for(lambda r: r.results is not None)
+        return state.results
+
+    results = sdk.run(finish())
+    page.wait_for_selector("#verdict.ok")
+    options = dict(results.options)
+    face_down: set[str] | None = None
+    for log in results.logs:
+        game = engine.new_game("brisbane", seed=results.seed, **options)
+        for move in log.moves:
+            game.play(move)
+        down = {code for pile in game.to_layout()["tableau"] for code in pile["down"]}
+        face_down = down if face_down is None else face_down & down
+    assert face_down, "the race revealed every card: nothing left to check"
+    decoded = [msgpack.unpackb(frame, raw=False, strict_map_key=False) for frame in before_results]
+    assert any(msg.get("t") == "D" for msg in decoded)  # moves did reach the spectator
+    leaked = {s for msg in decoded for s in _strings(msg)} & face_down
+    assert leaked == set(), f"face-down cards in the spectator's frames: {leaked}"
+    assert set(shown) & face_down == set()
+    assert not any(f'"{card}"' in html for card in face_down)
+    # The first board drawn is the engine's deal, face-down cards as counts only.
+    deal = engine.new_game("brisbane", seed=results.seed, **options).view()
+    assert first["tableau"] == deal["tableau"]
+    for client in (one, two):
+        sdk.run(client.close())
+
+
+def test_the_spectator_delay_is_shown(pages: Pages, sdk: SdkLoop, ws_url: str) -> None:
+    host = RaceClient(ws_url, "Host")
+
+    async def setup() -> str:
+        await host.connect()
+        state = await host.create_room(settings_from("fortress", spectator_delay_s=7))
+        return state.code
+
+    code = sdk.run(setup())
+    page = pages.open(f"/w/{code}")
+    expect(page.locator("#delay")).to_contain_text("7 s behind")
+    sdk.run(host.close())
