@@ -100,11 +100,13 @@ def web_server(web_node: Node) -> str:
     return web_node.base
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
-    """One headless chromium for the session."""
+    """One headless chromium for tests/web. Package scope, not session: Playwright's sync
+    API runs its event loop in the main thread while it is open, so it must be closed
+    whenever the (randomly ordered) suite moves on to asyncio tests elsewhere."""
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is missing (scripts/_venv.sh installs Debian's chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: scripts/check installs Debian's chromium")
     from playwright.sync_api import sync_playwright
 
     args = ["--no-sandbox"] if os.geteuid() == 0 else []
