@@ -55,7 +55,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="the race's time limit (default %(default)s s)",
     )
-    p.add_argument("--json", action="store_true", help="print the results as JSON (no view)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the results as JSON, no view (solrace verify reads it)",
+    )
+    p.add_argument(
+        "--save-results",
+        metavar="PATH",
+        help="write the race's results to PATH (.json or .msgpack) for solrace verify",
+    )
     p.set_defaults(func=run)
 
 
@@ -159,6 +168,14 @@ def run(args: argparse.Namespace) -> int:
     if args.speed <= 0:
         print("solrace demo: --speed must be positive", file=sys.stderr)
         return 2
+    if args.save_results:
+        from client_cli.results_file import check_path
+
+        try:
+            check_path(args.save_results)
+        except ValueError as exc:
+            print(f"solrace demo: {exc}", file=sys.stderr)
+            return 2
     tui = not (args.no_tui or args.json) and sys.stdout.isatty()
     return asyncio.run(_tui(args) if tui else _plain(args))
 
@@ -188,15 +205,27 @@ async def _plain(args: argparse.Namespace) -> int:
             except TimeoutError:
                 continue
             await bots
+        _save(args, room)
         if args.json:
             print(json.dumps(results_json(room, room.commitment), indent=2))
             return 0
         say(progress_line(room))
+        _save(args, room)
         text, check = results_text(room, room.commitment)
         print(text)
         return 0 if check is not None and check.ok else 1
     finally:
         await stop_race(race)
+
+
+def _save(args: argparse.Namespace, room: Any) -> None:
+    """``--save-results``: the results as the spectator received them."""
+    from client_cli.results_file import save_results
+
+    if args.save_results and room.results is not None:
+        save_results(room.results, args.save_results)
+        if not args.json:
+            print(f"results saved to {args.save_results}")
 
 
 def demo_app(race: DemoRace, think_s: float, close_after_s: float = 5.0) -> Any:

@@ -70,6 +70,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--auto", action="store_true", help="start with auto-moves to foundations on")
     p.add_argument("--ascii", action="store_true", help="suit letters instead of symbols")
+    p.add_argument(
+        "--save-results",
+        metavar="PATH",
+        help="write the race's results to PATH (.json or .msgpack) for solrace verify",
+    )
     p.set_defaults(func=run)
 
 
@@ -114,8 +119,16 @@ def build_settings(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Run the play screen; 0 after a finished race."""
     import engine
+    from client_cli.results_file import check_path, save_results
     from client_cli.sdk import RaceError
 
+    save_to = args.save_results
+    try:
+        if save_to:
+            check_path(save_to)
+    except ValueError as exc:
+        print(f"solrace play: {exc}", file=sys.stderr)
+        return 2
     settings = None
     if args.create:
         try:
@@ -148,5 +161,15 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"solrace play: {app.session_error.message} ({app.session_error.code})", file=sys.stderr
         )
+        return 1
+    farewell = app.farewell()
+    if app.session_lost is not None:
+        print(f"solrace play: {app.session_lost.message}", file=sys.stderr)
+    if farewell:
+        print(farewell)
+    if save_to and app.client.room.results is not None:
+        save_results(app.client.room.results, save_to)
+        print(f"results saved to {save_to} (check them: solrace verify {save_to})")
+    if app.session_lost is not None:
         return 1
     return int(result if result is not None else app.exit_code)

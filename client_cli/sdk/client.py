@@ -217,9 +217,13 @@ class RaceClient(Session):
     async def wait_for(
         self, predicate: Callable[[RoomState], bool], timeout_s: float | None = None
     ) -> RoomState:
-        """Wait until ``predicate(room)`` holds (checked now and after every message)."""
+        """Wait until ``predicate(room)`` holds (checked now and after every message).
+        Raises the session's failure (e.g. ``ConnectionLost``) once it has ended for good:
+        nothing more will arrive."""
         if predicate(self.room):
             return self.room
+        if self._failure is not None:
+            raise self._failure
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         entry = (predicate, future)
         self._watchers.append(entry)

@@ -8,6 +8,7 @@ cards into ``##xn`` and then drops its oldest face-up cards behind ``…``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +33,15 @@ CARD_CELLS = 3  # "K♠ " — two cells and a space
 def card_label(code: str, symbols: bool = True) -> str:
     """``"TD"`` → ``"T♦"`` (or ``"TD"`` with ``symbols=False``)."""
     return code[0] + (SUIT_SYMBOL[code[1]] if symbols else code[1])
+
+
+_CARD_CODE = re.compile(r"\b([A2-9TJQK])([SHDC])\b")
+
+
+def with_symbols(text: str) -> str:
+    """Card codes in a message drawn as the board draws them: ``"2C on 3H"`` →
+    ``"2♣ on 3♥"`` (whole words only: a room code like ``E59D44`` is left alone)."""
+    return _CARD_CODE.sub(lambda m: m.group(1) + SUIT_SYMBOL[m.group(2)], text)
 
 
 def card(code: str, symbols: bool = True) -> Text:

@@ -21,6 +21,7 @@ from protocol import messages as M
 
 from .base import RaceApp
 from .common import header_text, results_lines
+from .help import RulesScreen
 from .render import STATUS_MARK, board_lines, seat_line
 
 COLUMN = 39  # two boards side by side in 80 cells, one cell between
@@ -106,7 +107,7 @@ class WatchApp(RaceApp):
         with VerticalScroll(id="scroll"):
             yield Static(id="boards")
         yield Static(id="msg")
-        yield Static(Text("↑↓ PgUp PgDn scroll · q quit"), id="keys")
+        yield Static(Text("↑↓ PgUp PgDn scroll · ? rules · q quit"), id="keys")
 
     async def on_mount(self) -> None:
         self._mounted = True
@@ -193,6 +194,8 @@ class WatchApp(RaceApp):
     async def on_key(self, event: Any) -> None:
         if event.character == "q":
             self.exit(self.exit_code)
+        elif event.character == "?" and self.client.room.variant:
+            self.push_screen(RulesScreen(self.client.room.variant))
 
     async def on_unmount(self) -> None:
         await self.client.close()

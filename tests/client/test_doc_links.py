@@ -23,7 +23,12 @@ def markdown_files() -> list[Path]:
         ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.md"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout.split()
-    return [ROOT / p for p in out if not p.startswith(".venv") and (ROOT / p).exists()]
+    # A symlink (client_cli/RULES.md, the packaged rules) is its target, tested there.
+    return [
+        ROOT / p
+        for p in out
+        if not p.startswith(".venv") and (ROOT / p).exists() and not (ROOT / p).is_symlink()
+    ]
 
 
 def slug(heading: str) -> str:
