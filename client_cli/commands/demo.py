@@ -210,7 +210,8 @@ async def _plain(args: argparse.Namespace) -> int:
             print(json.dumps(results_json(room, room.commitment), indent=2))
             return 0
         say(progress_line(room))
-        _save(args, room)
+        if args.save_results:
+            print(f"results saved to {args.save_results}")
         text, check = results_text(room, room.commitment)
         print(text)
         return 0 if check is not None and check.ok else 1
@@ -228,7 +229,9 @@ def _save(args: argparse.Namespace, room: Any) -> None:
             print(f"results saved to {args.save_results}")
 
 
-def demo_app(race: DemoRace, think_s: float, close_after_s: float = 5.0) -> Any:
+def demo_app(
+    race: DemoRace, think_s: float, close_after_s: float = 5.0, save_results: str | None = None
+) -> Any:
     """The spectator screen for the demo: the bots race in the app's background."""
     from client_cli.tui.watch import WatchApp
 
@@ -238,6 +241,7 @@ def demo_app(race: DemoRace, think_s: float, close_after_s: float = 5.0) -> Any:
         client=race.spectator,
         background=lambda: play_race(race, think_s),
         exit_after_results_s=close_after_s,
+        save_results=save_results,
     )
 
 
@@ -247,7 +251,7 @@ async def _tui(args: argparse.Namespace) -> int:
     race = await start_race(args.variant, args.bots, args.seed, args.time_limit, countdown=2)
     try:
         room = race.spectator.room
-        await demo_app(race, _think(args)).run_async()
+        await demo_app(race, _think(args), save_results=args.save_results).run_async()
         if room.results is None:
             print("demo stopped before the end of the race")
             return 1

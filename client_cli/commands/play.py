@@ -119,7 +119,7 @@ def build_settings(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Run the play screen; 0 after a finished race."""
     import engine
-    from client_cli.results_file import check_path, save_results
+    from client_cli.results_file import check_path
     from client_cli.sdk import RaceError
 
     save_to = args.save_results
@@ -155,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
         auto_foundation=args.auto,
         symbols=not args.ascii,
         remember=True,  # resume tokens on disk: --join CODE takes your seat back
+        save_results=save_to,
     )
     result = app.run()
     if app.session_error is not None:
@@ -168,7 +169,6 @@ def run(args: argparse.Namespace) -> int:
     if farewell:
         print(farewell)
     if save_to and app.client.room.results is not None:
-        save_results(app.client.room.results, save_to)
         print(f"results saved to {save_to} (check them: solrace verify {save_to})")
     if app.session_lost is not None:
         return 1

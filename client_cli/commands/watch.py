@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Watch until the results (plain) or until q (full screen)."""
-    from client_cli.results_file import check_path, save_results
+    from client_cli.results_file import check_path
 
     if args.save_results:
         try:
@@ -51,11 +51,9 @@ def run(args: argparse.Namespace) -> int:
         )
     from client_cli.tui.watch import WatchApp
 
-    app = WatchApp(args.url, args.code, symbols=not args.ascii)
+    app = WatchApp(args.url, args.code, symbols=not args.ascii, save_results=args.save_results)
     result = app.run()
-    results = app.client.room.results
-    if args.save_results and results is not None:
-        save_results(results, args.save_results)
+    if args.save_results and app.client.room.results is not None:
         print(f"results saved to {args.save_results}")
     return int(result if result is not None else app.exit_code)
 
@@ -68,17 +66,21 @@ async def watch_plain(
     interval: float = 1.0,
     save_to: str | None = None,
     client_options: dict[str, Any] | None = None,
+    joined: asyncio.Event | None = None,
 ) -> int:
     """Print a progress line every ``interval`` seconds until the results; then the
     results and the seed check. 0 when the seed check passed; 1, with one line on
     stderr and never a traceback, when the server cannot be reached, refuses, or goes
-    away for good (``client_options`` go to the ``RaceClient``: its resume tries)."""
+    away for good (``client_options`` go to the ``RaceClient``: its resume tries;
+    ``joined`` is set once in the room)."""
     from client_cli.sdk import RaceClient, RaceError
 
     client = RaceClient(url, "spectator", **(client_options or {}))
     try:
         await client.connect()
         await client.join(code, "spectator")
+        if joined is not None:
+            joined.set()
         return await _watch(client, as_json, interval, save_to)
     except RaceError as exc:
         print(f"solrace watch: {exc.message} ({exc.code})", file=sys.stderr)

@@ -10,8 +10,10 @@ from rich.text import Text
 from textual.app import App
 
 import engine
+from client_cli.results_file import save_results
 from client_cli.sdk import RoomState
 from client_cli.sdk.verify import SeedCheck, check_results, deal_verdict
+from protocol import messages as M
 
 from .render import clock_text, ranking_lines
 
@@ -88,6 +90,18 @@ def wrapped(text: str, width: int, *, style: str = "", indent: str = "") -> list
         break_on_hyphens=False,
     )
     return [Text(row, style=style) for row in rows or [indent]]
+
+
+def keep_results(results: M.Results, path: str | None) -> str:
+    """Save ``results`` to ``path`` (``--save-results``) if given; the few words the
+    message bar adds about it ("" when there is no path)."""
+    if not path:
+        return ""
+    try:
+        save_results(results, path)
+    except OSError as exc:
+        return f" (not saved: {exc.strerror})"
+    return f", saved to {path}"
 
 
 def screen_text(app: App[Any]) -> str:

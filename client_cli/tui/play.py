@@ -33,7 +33,7 @@ from protocol import Code
 from protocol import messages as M
 
 from .base import RaceApp
-from .common import header_text, results_lines
+from .common import header_text, keep_results, results_lines
 from .help import RulesScreen
 from .keys import GROUP_VARIANTS, KEYS_DONE, KEYS_LOBBY, fit, race_keys
 from .render import PILE_KEYS, board_lines, card_label, join_lines, seats_panel, with_symbols
@@ -92,12 +92,14 @@ class PlayApp(RaceApp):
         symbols: bool = True,
         client: RaceClient | None = None,
         remember: bool = False,
+        save_results: str | None = None,
     ) -> None:
         super().__init__()
         self.url, self.player_name = url, name
         self.create, self.join_code = create, join
         self.auto_foundation, self.auto_ready, self.symbols = auto_foundation, auto_ready, symbols
         self.remember = remember
+        self.save_results = save_results  # a path: the results go there when they come
         self.client = client or self._new_client()
         if client is not None:
             client.on_event = self._on_event
@@ -216,7 +218,8 @@ class PlayApp(RaceApp):
             self.exit_code = 0
             if self.remember:
                 forget_token(self.url, event.code, self.player_name)
-            self.say("the race is over — results below; q quits", "bold magenta")
+            saved = keep_results(event, self.save_results)
+            self.say(f"the race is over — results below{saved}; q quits", "bold magenta")
         elif isinstance(event, Disconnected):
             self.say(f"connection lost ({event.reason}); reconnecting…", "bold yellow")
         elif isinstance(event, Reconnected):
