@@ -25,7 +25,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Input, Static
 
-from client_cli.sdk import ClientClosed, Disconnected, RaceClient, RaceError, Reconnected
+from client_cli.sdk import (
+    ClientClosed,
+    ConnectionLost,
+    Disconnected,
+    RaceClient,
+    RaceError,
+    Reconnected,
+)
 from client_cli.sdk.verify import SeedCheck
 from client_cli.tokens import forget_token, load_seat, save_token
 from engine.moves import TABLEAU, TO_FOUNDATION
@@ -46,7 +53,7 @@ Screen { layout: vertical; }
 #body { height: 1fr; }
 #board { width: 1fr; padding: 0 0 0 1; }
 #side { width: 28; border-left: vkey $primary-darken-2; padding: 0 0 0 1; }
-#msg { height: 1; padding: 0 1; }
+#msg { height: auto; max-height: 2; padding: 0 1; }
 #cmd { height: 1; border: none; padding: 0 1; background: $boost; }
 #cmd:focus { border: none; background: $primary-darken-3; }
 #keys { height: auto; max-height: 2; color: $text-muted; padding: 0 1; }
@@ -182,8 +189,10 @@ class PlayApp(RaceApp):
         if failure is not None and not isinstance(failure, ClientClosed):
             # Resuming gave up (or the seat was taken elsewhere): say so, and how to rejoin.
             self.session_lost = failure
+            lost = isinstance(failure, ConnectionLost)
+            why = "gave up reconnecting" if lost else failure.message
             hint = f" — rejoin: {self.rejoin_command()}" if self._seat_waits() else ""
-            self.say(f"✗ {failure.message}{hint}", "bold red")
+            self.say(f"✗ {why}{hint}", "bold red")
             self.redraw()
 
     def _remember_seat(self) -> None:
@@ -469,7 +478,10 @@ class PlayApp(RaceApp):
         return str(max(candidates, key=lambda m: m.n))
 
     def action_cancel(self) -> None:
-        """Esc: drop the selection and leave the command line."""
+        """Esc: close the rules screen, or drop the selection and leave the command line."""
+        if self.screen is not self.screen_stack[0]:
+            self.pop_screen()
+            return
         self.selected = self.group_n = None
         self._armed = None
         self._typing = False
