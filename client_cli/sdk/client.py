@@ -158,6 +158,13 @@ class RaceClient(Session):
         """Say this player is (not) ready. Refusals arrive as ``RaceError``."""
         await self._request(M.Ready(ready=ready), (M.Seats, M.Countdown, M.Started))
 
+    async def rematch(self, want: bool = True) -> None:
+        """After the results: ask for (or withdraw from) a new race in this room on a new
+        deal (``ready`` in the finished phase). When everyone asked, the server sends
+        ``Joined`` again with a new commitment and the room is back in its lobby. A
+        server without rematches refuses it (``room_closed``)."""
+        await self._request(M.Ready(ready=want), (M.Seats, M.Joined))
+
     async def start_now(self) -> None:
         """(Creator only) start the countdown without waiting for everyone to be ready."""
         await self._request(M.StartNow(), (M.Countdown, M.Started))

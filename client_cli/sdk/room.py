@@ -87,6 +87,8 @@ class RoomState:
 
     def _update(self, msg: Any) -> None:
         if isinstance(msg, M.Joined):
+            if self.results is not None and msg.commitment != self.commitment:
+                self._new_round()
             self.start_progress = start_progress(msg.settings)
             self.code, self.settings, self.phase = msg.code, msg.settings, msg.phase
             self.seat, self.creator, self.commitment = msg.seat, msg.creator, msg.commitment
@@ -141,6 +143,14 @@ class RoomState:
             self.ranking = list(msg.ranking)
         elif isinstance(msg, M.Pong):
             self._sync_clock(msg.server_ms)
+
+    def _new_round(self) -> None:
+        """A rematch: the room starts over on a new deal (a ``Joined`` with a new
+        commitment after the results). What belonged to the last race goes."""
+        self.results, self.ranking, self.start_ms = None, [], None
+        self.boards.clear()
+        self.desynced.clear()
+        self.last_clock_ms = 0
 
     def _clock(self, clock_ms: int) -> None:
         # A move's clock was read before the frame travelled: it can only say the server

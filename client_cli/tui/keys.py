@@ -12,7 +12,7 @@ GROUP_VARIANTS = frozenset({"brisbane", "perseverance"})
 REDEAL_VARIANTS = frozenset({"perseverance"})
 
 KEYS_LOBBY = "y ready · s start now (creator) · ? rules · q quit"
-KEYS_DONE = "? rules · q quit"
+KEYS_DONE = "n next deal (rematch) · ? rules · q quit"
 
 
 def pile_range(piles: int) -> str:

@@ -220,6 +220,9 @@ class PlayApp(RaceApp):
         return f"you left room {code}; your seat waits: {self.rejoin_command()}"
 
     def _on_event(self, event: Any) -> None:
+        if isinstance(event, M.Joined) and self.client.room.results is None:
+            self.committed = event.commitment  # a rematch: the new deal's commitment
+            self._remember_seat()
         if isinstance(event, M.Started):
             self.say("go!", "bold green")
             self._after_board_change()
@@ -357,6 +360,8 @@ class PlayApp(RaceApp):
             self.run_worker(self._resign(), group="requests")
         elif char == "h":
             self.run_worker(self._hint(), group="requests")
+        elif char == "n" and self.client.room.results is not None:
+            self.run_worker(self._rematch(), group="requests")
         elif char == "r":
             self._redeal(armed == "r")
         elif char in ("+", "-"):
@@ -557,6 +562,17 @@ class PlayApp(RaceApp):
             self.say("ready — waiting for the others (the creator can press s)", "green")
         except RaceError as exc:
             self.say(f"✗ {exc.message} ({exc.code})", "bold red")
+
+    async def _rematch(self) -> None:
+        try:
+            await self.client.rematch()
+        except RaceError as exc:
+            if exc.code == Code.ROOM_CLOSED:
+                self.say("this server does not offer a next deal in the same room yet", "yellow")
+            else:
+                self.say(f"✗ {exc.message} ({exc.code})", "bold red")
+            return
+        self.say("you asked for a next deal — waiting for the others", "green")
 
     async def _start_now(self) -> None:
         try:

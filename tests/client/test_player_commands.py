@@ -77,7 +77,7 @@ async def test_rooms_lists_the_public_rooms(start_server) -> None:  # type: igno
 
 
 def test_rooms_on_a_dead_server_is_one_line() -> None:
-    status, out, err = run_main("rooms", "ws://127.0.0.1:1")
+    status, _, err = run_main("rooms", "ws://127.0.0.1:1")
     assert status == 1 and err.startswith("solrace rooms: ") and "Traceback" not in err
 
 

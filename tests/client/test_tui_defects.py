@@ -270,3 +270,43 @@ async def test_watch_plain_never_prints_a_traceback(start_server, capsys) -> Non
     err = capsys.readouterr().err
     assert err.startswith("solrace watch: ") and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+async def test_next_deal_on_the_results_screen(start_server) -> None:  # type: ignore[no-untyped-def]
+    """``n`` after the results asks for a rematch; a server without rematches says no
+    (``room_closed``) and the screen says so in words, not as an error code."""
+    server = await start_server(seed=1)
+    app = PlayApp(server.url, "ann", create=settings_from("brisbane", countdown_s=0))
+    async with app.run_test(size=SIZE) as pilot:
+        await start_race(app, pilot)
+        await pilot.press("x", "x")
+        await app.client.wait_for(lambda r: r.results is not None, 10)
+        await pilot.pause()
+        assert "n next deal" in rows(app)[-1]
+        await pilot.press("n")
+        asking = [w for w in app.workers if w.group == "requests"]
+        if asking:  # (an empty list would mean every worker, the session's included)
+            await app.workers.wait_for_complete(asking)
+        await pilot.pause()
+        assert "does not offer a next deal" in message_row(app)
+
+
+def test_a_new_commitment_after_the_results_starts_a_new_round() -> None:
+    """The SDK side of a rematch: a ``joined`` with a new commitment after the results
+    clears the last race (results, ranking, boards), keeping the seats."""
+    from client_cli.sdk import RoomState
+    from protocol import messages as M
+
+    settings = settings_from("brisbane")
+    seat = M.SeatInfo(seat=1, name="ann")
+    room = RoomState()
+    room.update(M.Joined(code="R1", settings=settings, phase="lobby", seat=1,
+                         commitment="aa", seats=[seat]))
+    results = M.Results(code="R1", variant="brisbane", options={}, rank_by="time", seed=1,
+                        salt="00", commitment="aa", ranking=[], logs=[], reason="all_done")
+    room.update(results)
+    assert room.phase == "finished" and room.results is not None
+    room.update(M.Joined(code="R1", settings=settings, phase="lobby", seat=1,
+                         commitment="bb", seats=[seat]))
+    assert room.results is None and room.phase == "lobby" and room.commitment == "bb"
+    assert room.boards == {} and room.ranking == []
