@@ -144,9 +144,9 @@ class RaceClient(Session):
         await self._request(M.CreateRoom(settings=settings, as_player=as_player), (M.Joined,))
         return self.room
 
-    async def join(self, code: str, role: str = "player") -> RoomState:
+    async def join(self, code: str, role: M.Role = "player") -> RoomState:
         """Join room ``code`` as ``"player"`` or ``"spectator"``."""
-        await self._request(M.Join(code=code, role=role), (M.Joined,))  # type: ignore[arg-type]
+        await self._request(M.Join(code=code, role=role), (M.Joined,))
         return self.room
 
     async def list_rooms(self) -> list[M.RoomSummary]:
@@ -179,8 +179,8 @@ class RaceClient(Session):
 
     async def hint(self) -> str | None:
         """Ask the server for a hint (rooms with hints on); None when it knows none."""
-        reply = await self._request(M.HintRequest(), (M.Hint,))
-        return reply.move  # type: ignore[no-any-return]
+        reply: M.Hint = await self._request(M.HintRequest(), (M.Hint,))
+        return reply.move
 
     async def ping(self) -> float:
         """Round trip to the server in seconds."""
