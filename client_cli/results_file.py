@@ -10,8 +10,10 @@ so ``solrace verify`` accepts all three shapes.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,28 @@ def check_path(path: str) -> str:
     if Path(path).suffix.lower() not in SUFFIXES:
         raise ValueError(f"--save-results takes a .json or .msgpack path, not {path!r}")
     return path
+
+
+def add_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--save-results PATH`` to a command's parser."""
+    parser.add_argument(
+        "--save-results",
+        metavar="PATH",
+        help="write the race's results to PATH (.json or .msgpack) for solrace verify",
+    )
+
+
+def path_refused(command: str, path: str | None) -> bool:
+    """True (after one line on stderr) when ``--save-results`` names a file we cannot
+    write the format of; checked before the race, not after it."""
+    if not path:
+        return False
+    try:
+        check_path(path)
+    except ValueError as exc:
+        print(f"solrace {command}: {exc}", file=sys.stderr)
+        return True
+    return False
 
 
 def results_builtins(results: M.Results) -> dict[str, Any]:

@@ -9,6 +9,8 @@ import json
 import sys
 from typing import Any
 
+from client_cli import results_file
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``bot`` subcommand."""
@@ -54,11 +56,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="resign after this many moves (default %(default)s)",
     )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    p.add_argument(
-        "--save-results",
-        metavar="PATH",
-        help="write the race's results to PATH (.json or .msgpack) for solrace verify",
-    )
+    results_file.add_argument(p)
     p.add_argument("--offline", action="store_true", help="play a deal here, without a server")
     p.add_argument("--variant", default="brisbane", help="(offline) the variant to deal")
     p.add_argument(
@@ -79,14 +77,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.url or not args.code:
         print("solrace bot: give URL and CODE (or --offline)", file=sys.stderr)
         return 2
-    if args.save_results:
-        from client_cli.results_file import check_path
-
-        try:
-            check_path(args.save_results)
-        except ValueError as exc:
-            print(f"solrace bot: {exc}", file=sys.stderr)
-            return 2
+    if results_file.path_refused("bot", args.save_results):
+        return 2
     return asyncio.run(_run(args))
 
 

@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from client_cli import results_file
+
 DEFAULT_STRATEGIES = ["greedy", "random", "greedy", "solver"]
 
 
@@ -60,11 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="print the results as JSON, no view (solrace verify reads it)",
     )
-    p.add_argument(
-        "--save-results",
-        metavar="PATH",
-        help="write the race's results to PATH (.json or .msgpack) for solrace verify",
-    )
+    results_file.add_argument(p)
     p.set_defaults(func=run)
 
 
@@ -168,14 +166,8 @@ def run(args: argparse.Namespace) -> int:
     if args.speed <= 0:
         print("solrace demo: --speed must be positive", file=sys.stderr)
         return 2
-    if args.save_results:
-        from client_cli.results_file import check_path
-
-        try:
-            check_path(args.save_results)
-        except ValueError as exc:
-            print(f"solrace demo: {exc}", file=sys.stderr)
-            return 2
+    if results_file.path_refused("demo", args.save_results):
+        return 2
     tui = not (args.no_tui or args.json) and sys.stdout.isatty()
     return asyncio.run(_tui(args) if tui else _plain(args))
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from client_cli import results_file
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``play`` subcommand."""
@@ -70,11 +72,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--auto", action="store_true", help="start with auto-moves to foundations on")
     p.add_argument("--ascii", action="store_true", help="suit letters instead of symbols")
-    p.add_argument(
-        "--save-results",
-        metavar="PATH",
-        help="write the race's results to PATH (.json or .msgpack) for solrace verify",
-    )
+    results_file.add_argument(p)
     p.set_defaults(func=run)
 
 
@@ -119,15 +117,10 @@ def build_settings(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Run the play screen; 0 after a finished race."""
     import engine
-    from client_cli.results_file import check_path
     from client_cli.sdk import RaceError
 
     save_to = args.save_results
-    try:
-        if save_to:
-            check_path(save_to)
-    except ValueError as exc:
-        print(f"solrace play: {exc}", file=sys.stderr)
+    if results_file.path_refused("play", save_to):
         return 2
     settings = None
     if args.create:

@@ -8,6 +8,8 @@ import json
 import sys
 from typing import Any
 
+from client_cli import results_file
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``watch`` subcommand."""
@@ -27,24 +29,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="(plain) print the results as JSON (solrace verify reads it)",
     )
     p.add_argument("--ascii", action="store_true", help="suit letters instead of symbols")
-    p.add_argument(
-        "--save-results",
-        metavar="PATH",
-        help="write the race's results to PATH (.json or .msgpack) for solrace verify",
-    )
+    results_file.add_argument(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Watch until the results (plain) or until q (full screen)."""
-    from client_cli.results_file import check_path
-
-    if args.save_results:
-        try:
-            check_path(args.save_results)
-        except ValueError as exc:
-            print(f"solrace watch: {exc}", file=sys.stderr)
-            return 2
+    if results_file.path_refused("watch", args.save_results):
+        return 2
     if args.plain or args.json or not sys.stdout.isatty():
         return asyncio.run(
             watch_plain(args.url, args.code, as_json=args.json, save_to=args.save_results)

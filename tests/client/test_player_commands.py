@@ -17,9 +17,11 @@ from client_cli.bots import GreedyBot
 from client_cli.main import main
 from client_cli.replay import Replay
 from client_cli.rules import rules_markdown, variant_rules
-from client_cli.sdk import RaceClient, play_bot, play_offline, settings_from
+from client_cli.sdk import RaceClient, play_offline, settings_from
 from client_cli.tui.common import screen_text
 from client_cli.tui.replay import ReplayApp
+
+from .test_results_files import bot_race, run_bots
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,19 +35,8 @@ def run_main(*argv: str) -> tuple[int, str, str]:
 
 async def finished_race(server, players: int = 2):  # type: ignore[no-untyped-def]
     """A Brisbane race of ``players`` greedy bots, run to its results (seen by a host)."""
-    host = RaceClient(server.url, "host")
-    await host.connect()
-    await host.create_room(settings_from("brisbane", countdown_s=0, max_players=players),
-                           as_player=False)
-    bots = []
-    for i in range(players):
-        bot = RaceClient(server.url, f"greedy-{i}", bot=True)
-        await bot.connect()
-        await bot.join(host.room.code)
-        bots.append(bot)
-    for b in bots:
-        await b.ready()
-    await asyncio.gather(*(play_bot(b, GreedyBot(i), max_moves=80) for i, b in enumerate(bots)))
+    host, bots = await bot_race(server, players)
+    await run_bots(bots)
     await host.wait_for(lambda r: r.results is not None, 10)
     for b in bots:
         await b.close()
