@@ -53,8 +53,8 @@ async def test_play_says_when_reconnecting_gives_up(start_server) -> None:  # ty
     async with app.run_test(size=SIZE) as pilot:
         await start_race(app, pilot)
         code = app.client.room.code
-        await server.stop()  # the server is gone for good
         session = next(w for w in app.workers if w.name == "session")
+        await server.stop()  # the server is gone for good
         await app.workers.wait_for_complete([session])
         await pilot.pause()
         text = " ".join(row.strip() for row in rows(app))
