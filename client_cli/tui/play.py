@@ -17,6 +17,7 @@ by itself after a drop, and says so (with the rejoin command) if it gives up.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from rich.text import Text
@@ -208,8 +209,9 @@ class PlayApp(RaceApp):
         return bool(room.code and room.seat and room.results is None)
 
     def rejoin_command(self) -> str:
-        """The command that takes this seat back."""
-        return f"solrace play {self.url} --join {self.client.room.code} --name {self.player_name}"
+        """The command that takes this seat back (quoted for a shell)."""
+        url, name = shlex.quote(self.url), shlex.quote(self.player_name)
+        return f"solrace play {url} --join {self.client.room.code} --name {name}"
 
     def farewell(self) -> str | None:
         """What to tell the player after the screen closes: how to rejoin a race that is
