@@ -28,6 +28,16 @@ from .test_commands import run_cli
 SIZE = (80, 24)
 
 
+def assert_verify(*paths: Path) -> list[str]:
+    """Each file passes ``solrace verify``; what it printed for each."""
+    printed = []
+    for path in paths:
+        status, out = verify(path)
+        assert status == 0, out
+        printed.append(out)
+    return printed
+
+
 def verify(path: Path) -> tuple[int, str]:
     """``solrace verify PATH``: its status and what it printed."""
     out = io.StringIO()
@@ -94,10 +104,7 @@ async def test_watch_saves_results_and_its_json_verifies(start_server, tmp_path,
     assert await watcher == 0
     printed = tmp_path / "watch-output.json"
     printed.write_text(capsys.readouterr().out)
-    for path in (saved, printed):
-        status, out = verify(path)
-        assert status == 0, out
-        assert "2 seat(s)" in out
+    assert all("2 seat(s)" in out for out in assert_verify(saved, printed))
     for c in [host, *bots]:
         await c.close()
 
@@ -113,9 +120,7 @@ async def test_bot_saves_results_and_its_json_verifies(start_server, tmp_path) -
     assert status == 0, err
     printed = tmp_path / "bot-output.json"
     printed.write_text(out)
-    for path in (saved, printed):
-        status, text = verify(path)
-        assert status == 0, text
+    assert_verify(saved, printed)
     assert json.loads(out)["bot"]["moves"] <= 60
     await host.close()
 
@@ -127,10 +132,7 @@ def test_demo_saves_results_and_its_json_verifies(tmp_path, capsys) -> None:  # 
     assert status == 0
     printed = tmp_path / "demo-output.json"
     printed.write_text(capsys.readouterr().out)
-    for path in (saved, printed):
-        status, text = verify(path)
-        assert status == 0, text
-        assert "(brisbane, seed 3)" in text
+    assert all("(brisbane, seed 3)" in out for out in assert_verify(saved, printed))
 
 
 def test_verify_refuses_a_tampered_file_and_a_wrong_shape(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -17,6 +17,14 @@ from .test_tui_play import SIZE, moves_done, start_race
 RAW_CODE = re.compile(r"\b[A2-9TJQK][SHDC]\b")
 
 
+async def resign_to_results(app: PlayApp, pilot) -> None:  # type: ignore[no-untyped-def]
+    """Start the race, resign at once (x x), and wait for the results screen."""
+    await start_race(app, pilot)
+    await pilot.press("x", "x")
+    await app.client.wait_for(lambda r: r.results is not None, 10)
+    await pilot.pause()
+
+
 def rows(app: PlayApp) -> list[str]:
     return screen_text(app).split("\n")
 
@@ -106,10 +114,7 @@ async def test_the_results_are_not_cut_at_80x24(start_server) -> None:  # type: 
     server = await start_server(seed=seed)
     app = PlayApp(server.url, "a-rather-long-name", create=settings_from("brisbane", countdown_s=0))
     async with app.run_test(size=SIZE) as pilot:
-        await start_race(app, pilot)
-        await pilot.press("x", "x")
-        await app.client.wait_for(lambda r: r.results is not None, 10)
-        await pilot.pause()
+        await resign_to_results(app, pilot)
         # The board area, rows joined: what a reader gets by reading every line.
         left = " ".join(row.split("▏")[0].strip() for row in rows(app))
         assert f"seed {seed}: matches the commitment" in left
@@ -278,10 +283,7 @@ async def test_next_deal_on_the_results_screen(start_server) -> None:  # type: i
     server = await start_server(seed=1)
     app = PlayApp(server.url, "ann", create=settings_from("brisbane", countdown_s=0))
     async with app.run_test(size=SIZE) as pilot:
-        await start_race(app, pilot)
-        await pilot.press("x", "x")
-        await app.client.wait_for(lambda r: r.results is not None, 10)
-        await pilot.pause()
+        await resign_to_results(app, pilot)
         assert "n next deal" in rows(app)[-1]
         await pilot.press("n")
         asking = [w for w in app.workers if w.group == "requests"]
