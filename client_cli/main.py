@@ -9,7 +9,9 @@ import importlib
 import sys
 
 # Modules under client_cli.commands, in the order --help lists them.
-COMMANDS = ["demo", "serve", "play", "watch", "bot", "bench", "deal", "solve", "verify"]
+COMMANDS = [
+    "demo", "serve", "play", "watch", "bot", "rooms", "replay", "bench", "deal", "solve", "verify",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

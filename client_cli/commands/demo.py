@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from client_cli import results_file
+
 DEFAULT_STRATEGIES = ["greedy", "random", "greedy", "solver"]
 
 
@@ -55,7 +57,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="S",
         help="the race's time limit (default %(default)s s)",
     )
-    p.add_argument("--json", action="store_true", help="print the results as JSON (no view)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the results as JSON, no view (solrace verify reads it)",
+    )
+    results_file.add_argument(p)
     p.set_defaults(func=run)
 
 
@@ -159,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
     if args.speed <= 0:
         print("solrace demo: --speed must be positive", file=sys.stderr)
         return 2
+    if results_file.path_refused("demo", args.save_results):
+        return 2
     tui = not (args.no_tui or args.json) and sys.stdout.isatty()
     return asyncio.run(_tui(args) if tui else _plain(args))
 
@@ -188,10 +197,13 @@ async def _plain(args: argparse.Namespace) -> int:
             except TimeoutError:
                 continue
             await bots
+        _save(args, room)
         if args.json:
             print(json.dumps(results_json(room, room.commitment), indent=2))
             return 0
         say(progress_line(room))
+        if args.save_results:
+            print(f"results saved to {args.save_results}")
         text, check = results_text(room, room.commitment)
         print(text)
         return 0 if check is not None and check.ok else 1
@@ -199,7 +211,19 @@ async def _plain(args: argparse.Namespace) -> int:
         await stop_race(race)
 
 
-def demo_app(race: DemoRace, think_s: float, close_after_s: float = 5.0) -> Any:
+def _save(args: argparse.Namespace, room: Any) -> None:
+    """``--save-results``: the results as the spectator received them."""
+    from client_cli.results_file import save_results
+
+    if args.save_results and room.results is not None:
+        save_results(room.results, args.save_results)
+        if not args.json:
+            print(f"results saved to {args.save_results}")
+
+
+def demo_app(
+    race: DemoRace, think_s: float, close_after_s: float = 5.0, save_results: str | None = None
+) -> Any:
     """The spectator screen for the demo: the bots race in the app's background."""
     from client_cli.tui.watch import WatchApp
 
@@ -209,6 +233,7 @@ def demo_app(race: DemoRace, think_s: float, close_after_s: float = 5.0) -> Any:
         client=race.spectator,
         background=lambda: play_race(race, think_s),
         exit_after_results_s=close_after_s,
+        save_results=save_results,
     )
 
 
@@ -218,7 +243,7 @@ async def _tui(args: argparse.Namespace) -> int:
     race = await start_race(args.variant, args.bots, args.seed, args.time_limit, countdown=2)
     try:
         room = race.spectator.room
-        await demo_app(race, _think(args)).run_async()
+        await demo_app(race, _think(args), save_results=args.save_results).run_async()
         if room.results is None:
             print("demo stopped before the end of the race")
             return 1

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from client_cli import results_file
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``play`` subcommand."""
@@ -70,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--auto", action="store_true", help="start with auto-moves to foundations on")
     p.add_argument("--ascii", action="store_true", help="suit letters instead of symbols")
+    results_file.add_argument(p)
     p.set_defaults(func=run)
 
 
@@ -116,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
     import engine
     from client_cli.sdk import RaceError
 
+    save_to = args.save_results
+    if results_file.path_refused("play", save_to):
+        return 2
     settings = None
     if args.create:
         try:
@@ -142,11 +148,21 @@ def run(args: argparse.Namespace) -> int:
         auto_foundation=args.auto,
         symbols=not args.ascii,
         remember=True,  # resume tokens on disk: --join CODE takes your seat back
+        save_results=save_to,
     )
     result = app.run()
     if app.session_error is not None:
         print(
             f"solrace play: {app.session_error.message} ({app.session_error.code})", file=sys.stderr
         )
+        return 1
+    farewell = app.farewell()
+    if app.session_lost is not None:
+        print(f"solrace play: {app.session_lost.message}", file=sys.stderr)
+    if farewell:
+        print(farewell)
+    if save_to and app.client.room.results is not None:
+        print(f"results saved to {save_to} (check them: solrace verify {save_to})")
+    if app.session_lost is not None:
         return 1
     return int(result if result is not None else app.exit_code)

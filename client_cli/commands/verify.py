@@ -13,19 +13,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "verify", help="check a race's results against its revealed seed",
         description="Recompute the seed commitment, re-deal, replay every move log and "
-        "recompute the ranking of a saved Results message (JSON or MessagePack).",
+        "recompute the ranking of a saved Results message: a file written by "
+        "--save-results (.json or .msgpack), or what --json prints (watch, bot, demo).",
     )
-    p.add_argument("results", metavar="RESULTS_FILE", help="the saved results message")
+    p.add_argument(
+        "results", metavar="RESULTS_FILE",
+        help="the saved results (--save-results file, or a --json output)",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print a verdict; 0 if the results check out, 1 if not (or unreadable)."""
-    from protocol.verify import load_results, verify_results
+    from client_cli.results_file import read_results
+    from protocol.verify import verify_results
 
     try:
         data = Path(args.results).read_bytes()
-        results = load_results(data)
+        results = read_results(data)
     except (OSError, ValueError) as exc:
         print(f"solrace verify: {exc}", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@ from .boards import BoardState
 from .bot import Bot, BotOutcome, play_bot, run_bot, run_bot_sync
 from .client import Desynced, Disconnected, RaceClient, Reconnected, settings_from
 from .errors import ClientClosed, ConnectionLost, MoveRejected, RaceError
+from .offline import OfflineOutcome, play_offline
 from .room import RoomState
 
 __all__ = [
@@ -17,11 +18,13 @@ __all__ = [
     "Desynced",
     "Disconnected",
     "MoveRejected",
+    "OfflineOutcome",
     "RaceClient",
     "RaceError",
     "Reconnected",
     "RoomState",
     "play_bot",
+    "play_offline",
     "run_bot",
     "run_bot_sync",
     "settings_from",

@@ -149,9 +149,9 @@ class RaceClient(Session):
         await self._request(M.CreateRoom(settings=settings, as_player=as_player), (M.Joined,))
         return self.room
 
-    async def join(self, code: str, role: str = "player") -> RoomState:
+    async def join(self, code: str, role: M.Role = "player") -> RoomState:
         """Join room ``code`` as ``"player"`` or ``"spectator"``."""
-        await self._request(M.Join(code=code, role=role), (M.Joined,))  # type: ignore[arg-type]
+        await self._request(M.Join(code=code, role=role), (M.Joined,))
         return self.room
 
     async def list_rooms(self) -> list[M.RoomSummary]:
@@ -178,6 +178,13 @@ class RaceClient(Session):
         """Say this player is (not) ready. Refusals arrive as ``RaceError``."""
         await self._through_outages(M.Ready(ready=ready), (M.Seats, M.Countdown, M.Started))
 
+    async def rematch(self, want: bool = True) -> None:
+        """After the results: ask for (or withdraw from) a new race in this room on a new
+        deal (``ready`` in the finished phase). When everyone asked, the server sends
+        ``Joined`` again with a new commitment and the room is back in its lobby. A
+        server without rematches refuses it (``room_closed``)."""
+        await self._request(M.Ready(ready=want), (M.Seats, M.Joined))
+
     async def start_now(self) -> None:
         """(Creator only) start the countdown without waiting for everyone to be ready."""
         await self._request(M.StartNow(), (M.Countdown, M.Started))
@@ -197,8 +204,8 @@ class RaceClient(Session):
 
     async def hint(self) -> str | None:
         """Ask the server for a hint (rooms with hints on); None when it knows none."""
-        reply = await self._request(M.HintRequest(), (M.Hint,))
-        return reply.move  # type: ignore[no-any-return]
+        reply: M.Hint = await self._request(M.HintRequest(), (M.Hint,))
+        return reply.move
 
     async def ping(self) -> float:
         """Round trip to the server in seconds."""
@@ -248,9 +255,13 @@ class RaceClient(Session):
     async def wait_for(
         self, predicate: Callable[[RoomState], bool], timeout_s: float | None = None
     ) -> RoomState:
-        """Wait until ``predicate(room)`` holds (checked now and after every message)."""
+        """Wait until ``predicate(room)`` holds (checked now and after every message).
+        Raises the session's failure (e.g. ``ConnectionLost``) once it has ended for good:
+        nothing more will arrive."""
         if predicate(self.room):
             return self.room
+        if self._failure is not None:
+            raise self._failure
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         entry = (predicate, future)
         self._watchers.append(entry)

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import engine
 from protocol import messages as M
 
 from .boards import BoardState
@@ -34,6 +35,9 @@ class RoomState:
     server_offset_ms: float = 0.0  # server wall clock minus local wall clock
     last_clock_ms: int = 0
     desynced: set[int] = field(default_factory=set)
+    # Cards on the foundations before the first move (4 in Perseverance, whose Aces start
+    # there; 0 elsewhere): a seat that has not moved yet has this much progress.
+    start_progress: int = 0
 
     # ------------------------------------------------------------------ derived
     @property
@@ -76,7 +80,16 @@ class RoomState:
     def update(self, msg: Any) -> None:
         """Fold one server message into the state (messages it has no use for are
         ignored). ``Accepted`` is handled by the client, which knows the move it sent."""
+        self._update(msg)
+        for info in self.seats.values():
+            if info.moves == 0 and info.progress < self.start_progress:
+                info.progress = self.start_progress
+
+    def _update(self, msg: Any) -> None:
         if isinstance(msg, M.Joined):
+            if self.results is not None and msg.commitment != self.commitment:
+                self._new_round()
+            self.start_progress = start_progress(msg.settings)
             self.code, self.settings, self.phase = msg.code, msg.settings, msg.phase
             self.seat, self.creator, self.commitment = msg.seat, msg.creator, msg.commitment
             if msg.token:
@@ -131,6 +144,14 @@ class RoomState:
         elif isinstance(msg, M.Pong):
             self._sync_clock(msg.server_ms)
 
+    def _new_round(self) -> None:
+        """A rematch: the room starts over on a new deal (a ``Joined`` with a new
+        commitment after the results). What belonged to the last race goes."""
+        self.results, self.ranking, self.start_ms = None, [], None
+        self.boards.clear()
+        self.desynced.clear()
+        self.last_clock_ms = 0
+
     def _clock(self, clock_ms: int) -> None:
         # A move's clock was read before the frame travelled: it can only say the server
         # clock is *at least* this far on, so it may move the estimate forward, never back.
@@ -138,3 +159,12 @@ class RoomState:
         if self.start_ms is not None:
             offset = self.start_ms + clock_ms - time.time() * 1000
             self.server_offset_ms = max(self.server_offset_ms, offset)
+
+
+def start_progress(settings: M.RoomSettings) -> int:
+    """The progress of every deal of these settings before any move (the engine's count
+    of cards a variant starts with on its foundations)."""
+    try:
+        return int(engine.new_game(settings.variant, seed=0, **settings.options).progress)
+    except engine.EngineError:
+        return 0

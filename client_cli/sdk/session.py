@@ -403,6 +403,12 @@ class Session:
             return
         await self._send(M.Move(seq=pending.seq, move=pending.move))
 
+    @property
+    def failure(self) -> RaceError | None:
+        """Why the session ended for good (``ConnectionLost`` after the last resume try,
+        ``taken_over``, ``ClientClosed``...), or None while it lives."""
+        return self._failure
+
     def _fail(self, error: RaceError) -> None:
         self._failure = error
         self._fail_all(error)

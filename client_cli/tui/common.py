@@ -3,14 +3,17 @@ to read the screen back as plain text (for tests and the captures in docs/CLIENT
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from rich.text import Text
 from textual.app import App
 
 import engine
+from client_cli.results_file import save_results
 from client_cli.sdk import RoomState
 from client_cli.sdk.verify import SeedCheck, check_results, deal_verdict
+from protocol import messages as M
 
 from .render import clock_text, ranking_lines
 
@@ -65,16 +68,40 @@ def results_lines(
         return [Text("waiting for the results…", style="dim")], None
     lines = [Text(f"Results ({results.reason})", style="bold")]
     lines += ranking_lines(results.ranking, width)
-    lines.append(Text(deal_verdict(results), style="dim"))
+    lines += wrapped(deal_verdict(results), width, style="dim")
     check = check_results(results, committed)
     lines.append(Text(""))
     verdict = "✓ seed check passed" if check.ok else "✗ seed check FAILED"
     lines.append(Text(verdict, style="bold green" if check.ok else "bold red"))
     for text in check.lines:
-        line = Text("  " + text, style="dim")
-        line.truncate(width)
-        lines.append(line)
+        # Wrapped, never cut: a 20-digit seed or a long name must still be read whole.
+        lines += wrapped(text, width, style="dim", indent="  ")
     return lines, check
+
+
+def wrapped(text: str, width: int, *, style: str = "", indent: str = "") -> list[Text]:
+    """``text`` in lines of at most ``width`` cells, each starting with ``indent`` (and
+    two more spaces on the lines after the first)."""
+    rows = textwrap.wrap(
+        text,
+        max(8, width),
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_on_hyphens=False,
+    )
+    return [Text(row, style=style) for row in rows or [indent]]
+
+
+def keep_results(results: M.Results, path: str | None) -> str:
+    """Save ``results`` to ``path`` (``--save-results``) if given; the few words the
+    message bar adds about it ("" when there is no path)."""
+    if not path:
+        return ""
+    try:
+        save_results(results, path)
+    except OSError as exc:
+        return f" (not saved: {exc.strerror})"
+    return f", saved to {path}"
 
 
 def screen_text(app: App[Any]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from client_cli.results_file import results_builtins
 from client_cli.sdk import RoomState
 from client_cli.sdk.verify import SeedCheck, check_results, deal_verdict
 
@@ -45,12 +46,14 @@ def results_text(room: RoomState, committed: str | None) -> tuple[str, SeedCheck
 
 
 def results_json(room: RoomState, committed: str | None) -> dict[str, Any]:
-    """The results and the seed check as plain data."""
+    """The results and the seed check as plain data; ``"results"`` is the results
+    message itself with its wire keys (``solrace verify`` reads this output)."""
     results = room.results
     if results is None:
         return {"results": None}
     check = check_results(results, committed)
     return {
+        "results": results_builtins(results),
         "code": results.code,
         "variant": results.variant,
         "options": results.options,

@@ -8,6 +8,7 @@ cards into ``##xn`` and then drops its oldest face-up cards behind ``…``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +33,15 @@ CARD_CELLS = 3  # "K♠ " — two cells and a space
 def card_label(code: str, symbols: bool = True) -> str:
     """``"TD"`` → ``"T♦"`` (or ``"TD"`` with ``symbols=False``)."""
     return code[0] + (SUIT_SYMBOL[code[1]] if symbols else code[1])
+
+
+_CARD_CODE = re.compile(r"\b([A2-9TJQK])([SHDC])\b")
+
+
+def with_symbols(text: str) -> str:
+    """Card codes in a message drawn as the board draws them: ``"2C on 3H"`` →
+    ``"2♣ on 3♥"`` (whole words only: a room code like ``E59D44`` is left alone)."""
+    return _CARD_CODE.sub(lambda m: m.group(1) + SUIT_SYMBOL[m.group(2)], text)
 
 
 def card(code: str, symbols: bool = True) -> Text:
@@ -158,15 +168,20 @@ def clock_text(ms: float) -> str:
 
 
 def ranking_lines(ranking: Sequence[Any], width: int) -> list[Text]:
-    """The final ranking as a table (43 cells): rank, name, status, cards, moves, time."""
-    head = Text(f"{'#':>2} {'player':<12} {'status':<8} {'cards':>5} {'moves':>5} {'time':>7}",
+    """The final ranking as a table: rank, name, status, cards, moves, time (43 cells
+    and up: the name column takes what the width allows, up to a whole name)."""
+    longest = max((len(r.name) + (1 if r.bot else 0) for r in ranking), default=6)
+    nw = max(12, min(longest, width - 31))
+    head = Text(f"{'#':>2} {'player':<{nw}} {'status':<8} {'cards':>5} {'moves':>5} {'time':>7}",
                 style="bold underline")
     head.truncate(width)
     lines = [head]
     for r in ranking:
-        name = (r.name + ("*" if r.bot else ""))[:12]
+        name = (r.name + ("*" if r.bot else ""))[:nw]
         when = clock_text(r.finish_ms)[:-2] if r.finish_ms is not None else "—"
-        line = Text(f"{r.rank:>2} {name:<12} {r.status:<8} {r.progress:>5} {r.moves:>5} {when:>7}")
+        line = Text(
+            f"{r.rank:>2} {name:<{nw}} {r.status:<8} {r.progress:>5} {r.moves:>5} {when:>7}"
+        )
         if r.rank == 1:
             line.stylize("bold yellow")
         line.truncate(width)

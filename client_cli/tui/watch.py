@@ -20,7 +20,8 @@ from client_cli.sdk.verify import SeedCheck
 from protocol import messages as M
 
 from .base import RaceApp
-from .common import header_text, results_lines
+from .common import header_text, keep_results, results_lines
+from .help import RulesScreen
 from .render import STATUS_MARK, board_lines, seat_line
 
 COLUMN = 39  # two boards side by side in 80 cells, one cell between
@@ -36,17 +37,32 @@ Screen { layout: vertical; }
 
 
 def board_block(room: RoomState, seat_no: int, width: int, symbols: bool = True) -> list[Text]:
-    """One board with a title line (status, name, cards, moves), ``width`` cells wide."""
+    """One seat's board with a title line (status, name, cards, moves), ``width`` cells."""
     seat = room.seats.get(seat_no)
     board = room.boards[seat_no]
     name = seat.name + ("*" if seat.bot else "") if seat else f"seat {seat_no}"
     status = seat.status if seat else "playing"
+    note = "resyncing…" if board.desynced else ""
+    return titled_board(status, name, board.view, board.seq, width, symbols, note)
+
+
+def titled_board(
+    status: str,
+    name: str,
+    view: dict[str, Any],
+    moves: int,
+    width: int,
+    symbols: bool = True,
+    note: str = "",
+) -> list[Text]:
+    """A board under a title line: status mark, name, cards home, moves made."""
+    progress = sum(view["foundations"].values())
     title = Text(f"{STATUS_MARK.get(status, '?')} {name}", style="bold")
-    title.append(f"  {board.progress}/52 · {board.seq} mv", style="dim")
-    if board.desynced:
-        title.append("  resyncing…", style="yellow")
+    title.append(f"  {progress}/52 · {moves} mv", style="dim")
+    if note:
+        title.append(f"  {note}", style="yellow")
     title.truncate(width)
-    return [title, *board_lines(board.view, width, symbols=symbols)]
+    return [title, *board_lines(view, width, symbols=symbols)]
 
 
 def side_by_side(blocks: list[list[Text]], width: int) -> list[Text]:
@@ -84,6 +100,7 @@ class WatchApp(RaceApp):
         background: Callable[[], Awaitable[Any]] | None = None,
         exit_after_results_s: float | None = None,
         symbols: bool = True,
+        save_results: str | None = None,
     ) -> None:
         super().__init__()
         self.url, self.code = url, code
@@ -93,6 +110,7 @@ class WatchApp(RaceApp):
         self.background = background
         self.exit_after_results_s = exit_after_results_s
         self.symbols = symbols
+        self.save_results = save_results
         self.committed: str | None = None
         self.check: SeedCheck | None = None
         self.message = Text("connecting…", style="dim")
@@ -106,7 +124,7 @@ class WatchApp(RaceApp):
         with VerticalScroll(id="scroll"):
             yield Static(id="boards")
         yield Static(id="msg")
-        yield Static(Text("↑↓ PgUp PgDn scroll · q quit"), id="keys")
+        yield Static(Text("↑↓ PgUp PgDn scroll · ? rules · q quit"), id="keys")
 
     async def on_mount(self) -> None:
         self._mounted = True
@@ -135,14 +153,16 @@ class WatchApp(RaceApp):
     def _on_event(self, event: Any) -> None:
         if isinstance(event, M.Results):
             self.exit_code = 0
+            saved = keep_results(event, self.save_results)
             if self.exit_after_results_s is not None:
                 self._close_at = time.monotonic() + self.exit_after_results_s
                 self.say(
-                    f"the race is over — closing in {self.exit_after_results_s:g} s (q closes now)",
+                    f"the race is over{saved} — closing in {self.exit_after_results_s:g} s "
+                    "(q closes now)",
                     "bold magenta",
                 )
             else:
-                self.say("the race is over — q quits", "bold magenta")
+                self.say(f"the race is over{saved} — q quits", "bold magenta")
         elif isinstance(event, Disconnected):
             self.say(f"connection lost ({event.reason}); reconnecting…", "bold yellow")
         elif isinstance(event, Reconnected):
@@ -193,6 +213,8 @@ class WatchApp(RaceApp):
     async def on_key(self, event: Any) -> None:
         if event.character == "q":
             self.exit(self.exit_code)
+        elif event.character == "?" and self.client.room.variant:
+            self.push_screen(RulesScreen(self.client.room.variant))
 
     async def on_unmount(self) -> None:
         await self.client.close()
