@@ -1,0 +1,72 @@
+"""Seat squatting: honest hosts open public two-seat lobbies; one client address joins
+every public lobby it can list as a player and leaves at once.
+
+Reports seats squatted, then whether an honest joiner can still take the free seat of
+each host's room (``room_full`` means the squatter's seat was never freed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from typing import Any
+
+from bench.attack.harness import Client, Ctx, gather_bounded, source_addr
+from protocol import messages as m
+
+
+def add_args(group: argparse._ArgumentGroup) -> None:
+    """This attack's options."""
+    group.add_argument("--hosts", type=int, default=20, help="honest hosts, one lobby each")
+
+
+async def setup(ctx: Ctx) -> dict[str, Any]:
+    """Each host (its own connection, from 127.0.0.1) opens a public 2-seat lobby."""
+    hosts = [await Client.open(ctx.url, f"host{i}") for i in range(ctx.args.hosts)]
+    for host in hosts:
+        await host.create(variant="brisbane", max_players=2)
+    ctx.counters["_hosts"] = hosts
+    return {"lobbies": len(hosts)}
+
+
+async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
+    """Squat from 127.0.0.2 until every listed lobby was tried or ``seconds`` pass; then
+    an honest joiner from 127.0.0.4 tries every host's room."""
+    hosts: list[Client] = ctx.counters.pop("_hosts")
+    deadline = time.monotonic() + seconds
+    squatted: set[str] = set()
+    errors: Counter[str] = Counter()
+    squatter = await Client.open(ctx.url, "squatter", source=source_addr(0))
+    await squatter.send(m.ListRooms())
+    listed = await squatter.expect(m.RoomList)
+    for room in listed.rooms:
+        if time.monotonic() > deadline:
+            break
+        if room.phase != "lobby" or room.players >= room.max_players:
+            continue
+        await squatter.send(m.Join(code=room.code))
+        reply = await squatter.expect(m.Joined | m.Error)  # type: ignore[arg-type]
+        if isinstance(reply, m.Error):
+            errors[reply.code] += 1
+            if reply.code == "too_many_rooms":
+                await squatter.close()
+                squatter = await Client.open(ctx.url, "squatter", source=source_addr(0))
+            continue
+        squatted.add(room.code)
+        await squatter.send(m.Leave())
+    await squatter.close()
+
+    async def honest_join(code: str) -> str:
+        joiner = await Client.open(ctx.url, "latecomer", source=source_addr(2))
+        await joiner.send(m.Join(code=code))
+        reply = await joiner.expect(m.Joined | m.Error)  # type: ignore[arg-type]
+        await joiner.close()
+        return "joined" if isinstance(reply, m.Joined) else reply.code
+
+    outcomes = await gather_bounded([honest_join(h.code) for h in hosts], 8)
+    for host in hosts:
+        await host.close()
+    tally = Counter(o if isinstance(o, str) else type(o).__name__ for o in outcomes)
+    return {"lobbies": len(hosts), "squatted": len(squatted), "squat_errors": dict(errors),
+            "honest_joins": dict(tally), "honest_room_full": tally.get("room_full", 0)}
