@@ -36,13 +36,17 @@ async def one_race(url: str) -> dict[str, Any]:
         if isinstance(reply, m.Rejected):
             break
         clocks.append(reply.clock_ms)
+    await asyncio.sleep(0.5)  # the burst is spent: let a credit refill for the resign
     await client.send(m.Resign())
     deadline = time.monotonic() + 30
     entry: dict[str, Any] = {}
     while time.monotonic() < deadline:
         raw = await asyncio.wait_for(client.ws.recv(), deadline - time.monotonic())
         frame = msgpack.unpackb(raw, raw=False)
-        if frame.get("t") == "results":
+        if frame.get("t") == "err" and frame.get("c") == "rate_limited":
+            await asyncio.sleep(0.5)
+            await client.send(m.Resign())
+        elif frame.get("t") == "results":
             entry = next(e for e in frame["k"] if e.get("p") == 1)
             break
     await client.close()
