@@ -79,14 +79,17 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
     redis_before = ctx.redis.used_memory() if ctx.redis else None
     stop = asyncio.Event()
 
+    t0 = time.monotonic()
+
     async def attack() -> dict[str, Any]:
         try:
             result: dict[str, Any] = await mod.attack(ctx, args.duration)
+            # A short attack still gets a full phase of honest samples (its aftermath).
+            await asyncio.sleep(max(0.0, t0 + args.duration - time.monotonic()))
             return result
         finally:
             stop.set()
 
-    t0 = time.monotonic()
     attack_task = asyncio.create_task(attack())
     await honest.run("attack", args.duration * 1000, stop)
     counters = await attack_task

@@ -67,11 +67,10 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
         newcomer.close()
     except (OSError, TimeoutError) as exc:
         newcomer_status = type(exc).__name__  # type: ignore[assignment]
-    still_open = sum(not ws.reader.at_eof() for ws in held)
     for ws in held:
         ws.close()
     return {"sources": ctx.args.conn_sources, "tried": ctx.args.conns,
             "accepted": statuses.get("101", 0), "statuses": dict(statuses),
             "open_s": round(open_s, 1),
             "accepted_before_first_refusal": first_refused[0] if first_refused else None,
-            "still_open_at_end": still_open, "honest_newcomer_status": newcomer_status}
+            "honest_newcomer_status": newcomer_status}

@@ -64,6 +64,9 @@ async def create_rooms(url: str, target: int, seconds: float, conns: int,
             errors[reply.code] += 1
             if reply.code == "rate_limited":
                 await asyncio.sleep(RATE_WAIT_S)
+            elif reply.code == "already_in_room":  # our leave was rate limited: again
+                await client.send(m.Leave())
+                await asyncio.sleep(RATE_WAIT_S)
             else:  # too_many_rooms (or worse): a fresh connection
                 await client.close()
                 client = None

@@ -8,11 +8,13 @@ each host's room (``room_full`` means the squatter's seat was never freed).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import time
 from collections import Counter
 from typing import Any
 
 from bench.attack.harness import Client, Ctx, gather_bounded, source_addr
+from bench.attack.room_flood import RATE_WAIT_S
 from protocol import messages as m
 
 
@@ -45,8 +47,15 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
             break
         if room.phase != "lobby" or room.players >= room.max_players:
             continue
-        await squatter.send(m.Join(code=room.code))
-        reply = await squatter.expect(m.Joined | m.Error)  # type: ignore[arg-type]
+        for _ in range(20):  # bounded retries while rate limited
+            await squatter.send(m.Join(code=room.code))
+            reply = await squatter.expect(m.Joined | m.Error)  # type: ignore[arg-type]
+            if not (isinstance(reply, m.Error)
+                    and reply.code in ("rate_limited", "already_in_room")):
+                break
+            if reply.code == "already_in_room":  # the last leave was rate limited
+                await squatter.send(m.Leave())
+            await asyncio.sleep(RATE_WAIT_S)
         if isinstance(reply, m.Error):
             errors[reply.code] += 1
             if reply.code == "too_many_rooms":
