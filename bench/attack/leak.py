@@ -198,7 +198,8 @@ async def leak_race(url: str, seconds: float, *, delay: int = 0, spectators: boo
         "spectator_learned": len(watch_seen.cards & hidden) if spectators else None,
         "second_seat_learned": len(seat_seen.cards & hidden) if second_seat else None,
         "either_learned": len((watch_seen.cards | seat_seen.cards) & hidden),
-        "spectator_frames": watch_seen.frames, "second_seat_moves": second_moves,
+        "spectator_frames": watch_seen.frames, "spectator_cards": len(watch_seen.cards),
+        "second_seat_moves": second_moves,
         "spectator_delay_s": delay if spectators else None, "spectators": spectators,
         "player_moves": played,
     }
