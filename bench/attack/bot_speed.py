@@ -30,9 +30,9 @@ async def one_race(url: str) -> dict[str, Any]:
     await asyncio.sleep(2.5)
     for seq in range(1, BURST + 1):
         await client.send(m.Move(seq=seq, move=cycle[(seq - 1) % 2]))
-    clocks = []
+    clocks: list[int] = []
     while len(clocks) < BURST:
-        reply = await client.expect(m.Accepted | m.Rejected)  # type: ignore[arg-type]
+        reply = await client.expect(m.Accepted | m.Rejected)
         if isinstance(reply, m.Rejected):
             break
         clocks.append(reply.clock_ms)

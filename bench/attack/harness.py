@@ -19,13 +19,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import engine
 from protocol import PROTOCOL_VERSION, decode_server, encode
 from protocol import messages as m
 
-T = TypeVar("T")
 REPLY_TIMEOUT_S = 10.0  # a reply slower than this counts as lost (the attack may stall it)
 START_TIMEOUT_S = 20.0  # a server or redis-server that is not up by then is a failure
 
@@ -222,19 +221,19 @@ class Client:
             return self.inbox.pop(0)
         return decode_server(await asyncio.wait_for(self.ws.recv(), wait))
 
-    async def expect(self, kind: type[T] | Any, wait: float = REPLY_TIMEOUT_S,
-                     fail_on: Any = m.Closing) -> T:
+    async def expect(self, kind: Any, wait: float = REPLY_TIMEOUT_S,
+                     fail_on: Any = m.Closing) -> Any:
         """The first message of ``kind``; others are kept. An ``Error`` (or ``fail_on``)
         arriving first raises ``RuntimeError``."""
         for i, message in enumerate(self.inbox):
             if isinstance(message, kind):
-                return self.inbox.pop(i)  # type: ignore[no-any-return]
+                return self.inbox.pop(i)
         deadline = time.monotonic() + wait
         while True:
             message = decode_server(await asyncio.wait_for(
                 self.ws.recv(), max(0.001, deadline - time.monotonic())))
             if isinstance(message, kind):
-                return message  # type: ignore[no-any-return]
+                return message
             if isinstance(message, m.Error | fail_on):
                 raise RuntimeError(f"expected {kind}, got {message}")
             if len(self.inbox) < 10_000:  # keep what others may ask for, bounded

@@ -48,7 +48,7 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
             attempts += 1
             try:
                 await client.send(m.Join(code=code))
-                reply = await client.expect(m.Joined | m.Error,  # type: ignore[arg-type]
+                reply = await client.expect(m.Joined | m.Error,
                                             wait=max(1.0, deadline - time.monotonic() + 5))
             except Exception:
                 lockouts.append(attempts)  # closed on us: that is a lockout

@@ -108,7 +108,7 @@ async def _play_fast(client: Client, view: dict[str, Any], seen: Seen, seconds: 
                 break
         if isinstance(reply, m.Accepted):
             seq = reply.seq
-            view = engine.apply_diff(view, engine.Diff(move, tuple(map(tuple, reply.revealed))))
+            view = engine.apply_diff(view, engine.Diff(move, tuple(reply.revealed)))
         elif isinstance(reply, m.Error) and reply.code == "rate_limited":
             await asyncio.sleep(RATE_WAIT_S)
         elif isinstance(reply, m.Rejected) and reply.code == "finished":
@@ -169,12 +169,11 @@ async def leak_race(url: str, seconds: float, *, delay: int = 0, spectators: boo
             break
         move = rng.choice(legal)
         await player.send(m.Move(seq=played + 1, move=move))
-        reply = await player.expect(m.Accepted | m.Rejected)  # type: ignore[arg-type]
+        reply = await player.expect(m.Accepted | m.Rejected)
         if isinstance(reply, m.Rejected):
             break
         played += 1
-        own_view = engine.apply_diff(own_view, engine.Diff(move, tuple(map(tuple,
-                                                                           reply.revealed))))
+        own_view = engine.apply_diff(own_view, engine.Diff(move, tuple(reply.revealed)))
     second_moves = 0
     if second is not None:
         second_start = await second.expect(m.Started)

@@ -48,7 +48,7 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
             t0 = time.perf_counter()
             await client.send(m.ListRooms())
             try:
-                reply = await client.expect(m.RoomList | m.Error,  # type: ignore[arg-type]
+                reply = await client.expect(m.RoomList | m.Error,
                                             wait=max(1.0, deadline - time.monotonic() + 30))
             except Exception as exc:
                 errors[type(exc).__name__] += 1

@@ -47,7 +47,7 @@ async def create_rooms(url: str, target: int, seconds: float, conns: int,
                     client = await Client.open(url, "flood", source=source)
                 await client.send(m.CreateRoom(settings=m.RoomSettings(
                     variant="brisbane", countdown_s=0)))
-                reply = await client.expect(m.Joined | m.Error,  # type: ignore[arg-type]
+                reply = await client.expect(m.Joined | m.Error,
                                             wait=max(0.1, deadline - time.monotonic() + 5))
             except Exception as exc:
                 errors[type(exc).__name__] += 1

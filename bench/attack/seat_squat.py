@@ -49,7 +49,7 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
             continue
         for _ in range(20):  # bounded retries while rate limited
             await squatter.send(m.Join(code=room.code))
-            reply = await squatter.expect(m.Joined | m.Error)  # type: ignore[arg-type]
+            reply = await squatter.expect(m.Joined | m.Error)
             if not (isinstance(reply, m.Error)
                     and reply.code in ("rate_limited", "already_in_room")):
                 break
@@ -69,7 +69,7 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
     async def honest_join(code: str) -> str:
         joiner = await Client.open(ctx.url, "latecomer", source=source_addr(2))
         await joiner.send(m.Join(code=code))
-        reply = await joiner.expect(m.Joined | m.Error)  # type: ignore[arg-type]
+        reply = await joiner.expect(m.Joined | m.Error)
         await joiner.close()
         return "joined" if isinstance(reply, m.Joined) else reply.code
 
