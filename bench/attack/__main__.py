@@ -106,6 +106,7 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
         "redis_before_mb": None if redis_before is None else round(redis_before / 2**20, 2),
         "redis_after_mb": (None if ctx.redis is None
                            else round(ctx.redis.used_memory() / 2**20, 2)),
+        "setup": {k: v for k, v in ctx.counters.items() if not k.startswith("_")},
         "attack": counters,
     }
 
@@ -150,6 +151,9 @@ def table(result: dict[str, Any]) -> str:
     if result["redis_after_mb"] is not None:
         rows.append(("redis used before → after",
                      f"{result['redis_before_mb']} → {result['redis_after_mb']} MiB"))
+    for key, value in result["setup"].items():
+        rows.append((f"  setup {key}", json.dumps(value) if isinstance(value, dict | list)
+                     else str(value)))
     for key, value in result["attack"].items():
         rows.append((f"  {key}", json.dumps(value) if isinstance(value, dict | list)
                      else str(value)))
