@@ -17,6 +17,10 @@ from bench.attack.harness import Client, Ctx, gather_bounded, source_addr
 from bench.attack.room_flood import RATE_WAIT_S
 from protocol import messages as m
 
+# A join costs 5 credits and a leave 1; at the default 10 credits/s this pace never hits
+# the rate limit, so every squat is one join and one leave.
+SQUAT_PACE_S = 0.65
+
 
 def add_args(group: argparse._ArgumentGroup) -> None:
     """This attack's options."""
@@ -64,6 +68,7 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
             continue
         squatted.add(room.code)
         await squatter.send(m.Leave())
+        await asyncio.sleep(SQUAT_PACE_S)
     await squatter.close()
 
     async def honest_join(code: str) -> str:
