@@ -51,6 +51,19 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+def stop_child(proc: subprocess.Popen[Any]) -> int | None:
+    """SIGTERM a child we started (by its handle), SIGKILL if it has not stopped within
+    15 s; its exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return proc.returncode
+
+
 class RedisProc:
     """A private redis-server on a free loopback port, no persistence; stopped by pid."""
 
@@ -93,13 +106,7 @@ class RedisProc:
 
     def stop(self) -> None:
         """Stop our own child by its handle."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        stop_child(self.proc)
 
 
 class ServerProc:
@@ -162,15 +169,8 @@ class ServerProc:
         threading.Thread(target=drain, daemon=True).start()
 
     def stop(self) -> int | None:
-        """SIGTERM our own child, then SIGKILL if it does not stop in time; its exit code."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        return self.proc.returncode
+        """Stop our own child by its handle; its exit code."""
+        return stop_child(self.proc)
 
 
 # --------------------------------------------------------------------------- addresses
