@@ -139,9 +139,10 @@ def face_down_at_end(results: m.Results, seat: int) -> set[str]:
 
 
 async def leak_race(url: str, seconds: float, *, delay: int = 0, spectators: bool = True,
-                    second_seat: bool = True, own_moves: int = 0,
-                    seed: int = 17) -> dict[str, Any]:
-    """One Brisbane race with the player's second connections; what each learned."""
+                    second_seat: bool = True, own_moves: int = 0, seed: int = 17,
+                    watcher_source: str = "") -> dict[str, Any]:
+    """One Brisbane race with the player's second connections; what each learned. The
+    spectator comes from the player's own address unless ``watcher_source`` says."""
     rng = random.Random(seed)
     player = await Client.open(url, "player")
     await player.create(variant="brisbane", countdown_s=0, public=False,
@@ -152,7 +153,7 @@ async def leak_race(url: str, seconds: float, *, delay: int = 0, spectators: boo
     watcher = second = None
     end = time.monotonic() + seconds + 60  # bound on every wait below
     if spectators:
-        watcher = await Client.open(url, "player-watching")  # the same address as the player
+        watcher = await Client.open(url, "player-watching", source=watcher_source)
         await watcher.join(player.code, role="spectator")
         tasks.append(asyncio.create_task(_watch(watcher, watch_seen, end)))
     if second_seat:

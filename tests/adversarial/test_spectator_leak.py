@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.attack.harness import ServerProc
+from bench.attack.harness import ServerProc, source_addr
 from bench.attack.leak import cards_in, leak_race
 from protocol import messages as m
 
@@ -18,8 +18,10 @@ from protocol import messages as m
 @pytest.mark.parametrize("delay", [0, 5])
 async def test_spectator_of_a_lone_player_learns_no_face_down_card(
         fast_server: ServerProc, delay: int) -> None:
+    # The spectator comes from another address: what is tested is masking, not whether a
+    # future rule lets a player's own address watch its room.
     result = await leak_race(fast_server.url, 0, delay=delay, spectators=True,
-                             second_seat=False, own_moves=40)
+                             second_seat=False, own_moves=40, watcher_source=source_addr(1))
     assert result["player_face_down"] > 0  # something was there to leak
     if delay == 0:
         # The scan sees cards: those face up on the player's board reached the spectator.
