@@ -59,7 +59,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.list:
         for name in sorted(ATTACKS):
-            print(f"{name:<16} {(_module(name).__doc__ or '').strip().splitlines()[0]}")
+            summary = " ".join((_module(name).__doc__ or "").split("\n\n")[0].split())
+            print(f"{name:<16} {summary.split('. ')[0][:110]}")
         raise SystemExit(0)
     if args.attack is None:
         parser.error("name an attack (or --list)")
