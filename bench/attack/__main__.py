@@ -30,6 +30,7 @@ ATTACKS = {
     "bot-speed": "bot_speed",
     "memory-per-move": "memory_per_move",
     "fuzz": "fuzz",
+    "spectator-fanout": "spectator_fanout",
 }
 
 
@@ -72,7 +73,7 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
     setup = getattr(mod, "setup", None)
     if setup is not None:
         t0 = time.monotonic()
-        ctx.counters["setup"] = await setup(ctx)
+        ctx.counters.update(await setup(ctx))
         ctx.counters["setup_s"] = round(time.monotonic() - t0, 1)
     honest = await Honest.start(ctx.url, args.pace)
     await honest.run("quiet", args.duration)
