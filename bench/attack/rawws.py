@@ -14,7 +14,7 @@ import struct
 from protocol import PROTOCOL_VERSION, encode
 from protocol import messages as m
 
-OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING = 0x1, 0x2, 0x8, 0x9
+OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x1, 0x2, 0x8, 0x9, 0xA
 
 
 def frame(opcode: int, payload: bytes) -> bytes:

@@ -17,7 +17,7 @@ from collections import Counter
 from typing import Any
 
 from bench.attack.harness import Client, Ctx, racing_player, source_addr
-from bench.attack.rawws import OP_BINARY, RawWs, frame, hello_frame
+from bench.attack.rawws import OP_BINARY, OP_PING, OP_PONG, RawWs, frame, hello_frame
 from protocol import encode
 from protocol import messages as m
 
@@ -33,10 +33,30 @@ def add_args(group: argparse._ArgumentGroup) -> None:
 
 
 async def _drain(ws: RawWs, counts: Counter[str]) -> None:
-    """Read and discard everything (a spectator that keeps up), bounded by the socket."""
+    """Read and discard everything (a spectator that keeps up), answering the server's
+    keepalive pings so it is not cut after 40 s. Server frames are unmasked: walk their
+    headers without decoding the payloads."""
+    buf = b""
     with contextlib.suppress(Exception):
         while chunk := await ws.reader.read(65536):
             counts["bytes"] += len(chunk)
+            buf += chunk
+            while len(buf) >= 2:
+                n, head = buf[1] & 0x7F, 2
+                if n == 126:
+                    if len(buf) < 4:
+                        break
+                    n, head = int.from_bytes(buf[2:4]), 4
+                elif n == 127:
+                    if len(buf) < 10:
+                        break
+                    n, head = int.from_bytes(buf[2:10]), 10
+                if len(buf) < head + n:
+                    break
+                if buf[0] & 0x0F == OP_PING:
+                    ws.send(frame(OP_PONG, buf[head:head + n]))
+                    counts["pings"] += 1
+                buf = buf[head + n:]
 
 
 async def setup(ctx: Ctx) -> dict[str, Any]:
@@ -98,4 +118,5 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
             "frames_fanned_out": seq * len(joined),
             "mb_read_by_spectators": round((counts["bytes"] - before) / 2**20, 1),
             "mover_slowest_ack_ms": round(slowest * 1000, 1),
+            "keepalive_pings_answered": counts["pings"],
             "spectators_still_connected": still}
