@@ -1,0 +1,411 @@
+"""The parts every attack shares: a real server process (and a private Redis), loopback
+source addresses, a protocol client, the honest player whose move→ack latency is the
+yardstick, and the server's memory as the kernel reports it.
+
+Everything here talks only to 127.0.0.0/8 and every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import selectors
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import engine
+from protocol import PROTOCOL_VERSION, decode_server, encode
+from protocol import messages as m
+
+REPLY_TIMEOUT_S = 10.0  # a reply slower than this counts as lost (the attack may stall it)
+START_TIMEOUT_S = 20.0  # a server or redis-server that is not up by then is a failure
+
+
+# --------------------------------------------------------------------------- processes
+def free_port() -> int:
+    """A loopback TCP port free now (never 6379)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port: int = sock.getsockname()[1]
+        if port != 6379:
+            return port
+
+
+def rss_kb(pid: int) -> int:
+    """Resident memory of ``pid`` in KiB (VmRSS from /proc), 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        return 0
+    return 0
+
+
+def stop_child(proc: subprocess.Popen[Any]) -> int | None:
+    """SIGTERM a child we started (by its handle), SIGKILL if it has not stopped within
+    15 s; its exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    return proc.returncode
+
+
+class RedisProc:
+    """A private redis-server on a free loopback port, no persistence; stopped by pid."""
+
+    def __init__(self, maxmemory: str = "") -> None:
+        exe = shutil.which("redis-server")
+        if exe is None:
+            raise SystemExit("redis-server is not on PATH (Debian package redis-server)")
+        self.port = free_port()
+        extra = ["--maxmemory", maxmemory] if maxmemory else []
+        self.proc = subprocess.Popen(
+            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--protected-mode", "yes", *extra],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:  # readiness polling, bounded
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                break
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.stop()
+                raise SystemExit("redis-server did not start")
+            time.sleep(0.05)
+
+    @property
+    def url(self) -> str:
+        """``redis://127.0.0.1:PORT/0``."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def used_memory(self) -> int:
+        """Bytes Redis says it uses (INFO memory), -1 when it does not answer."""
+        import redis
+
+        try:
+            client = redis.Redis.from_url(self.url, socket_timeout=2)
+            used = int(client.info("memory")["used_memory"])
+            client.close()
+            return used
+        except Exception:  # an attack may have filled it: report, do not crash the run
+            return -1
+
+    def stop(self) -> None:
+        """Stop our own child by its handle."""
+        stop_child(self.proc)
+
+
+class ServerProc:
+    """``solrace serve --host 127.0.0.1 --port 0`` as a child process; its URL comes from
+    the one line it prints when ready."""
+
+    def __init__(self, redis_url: str = "", extra: list[str] | None = None) -> None:
+        exe = Path(sys.executable).with_name("solrace")
+        cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "client_cli.main"]
+        cmd += ["serve", "--host", "127.0.0.1", "--port", "0", *(extra or [])]
+        if redis_url:
+            cmd += ["--redis", redis_url]
+        self.cmd = cmd
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.url = self._read_url()
+        self.port = int(self.url.rsplit(":", 1)[1])
+        # Drain stderr in the background so a chatty server never blocks on a full pipe.
+        self.stderr_tail: list[str] = []
+        self._stderr_task: asyncio.Task[None] | None = None
+
+    def _read_url(self) -> str:
+        assert self.proc.stdout is not None
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if sel.select(0.2):
+                line = self.proc.stdout.readline()
+                if line.startswith("solrace listening on "):
+                    return line.split()[-1].strip()
+                if not line:
+                    break
+        self.stop()
+        raise SystemExit(f"server did not start: {' '.join(self.cmd)}")
+
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        return self.proc.pid
+
+    def rss_mb(self) -> float:
+        """The server's resident memory now, MiB."""
+        return rss_kb(self.pid) / 1024
+
+    def alive(self) -> bool:
+        """True while the process runs."""
+        return self.proc.poll() is None
+
+    def start_stderr_drain(self) -> None:
+        """Keep the last lines of the server's stderr (tracebacks) without blocking it."""
+        import threading
+
+        def drain() -> None:
+            assert self.proc.stderr is not None
+            for line in self.proc.stderr:
+                self.stderr_tail.append(line.rstrip())
+                del self.stderr_tail[:-200]
+
+        threading.Thread(target=drain, daemon=True).start()
+
+    def stop(self) -> int | None:
+        """Stop our own child by its handle; its exit code."""
+        return stop_child(self.proc)
+
+
+# --------------------------------------------------------------------------- addresses
+def source_addr(i: int) -> str:
+    """The ``i``-th loopback source address other than 127.0.0.1 (127.0.0.2, .3, …,
+    then 127.0.1.x, …): many client addresses on one machine, all in 127.0.0.0/8."""
+    hi, lo = divmod(i, 250)
+    return f"127.0.{hi}.{lo + 2}"
+
+
+# --------------------------------------------------------------------------- client
+class Client:
+    """One protocol connection (websockets), optionally from a chosen loopback address."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.inbox: list[Any] = []
+        self.joined: m.Joined | None = None
+
+    @property
+    def code(self) -> str:
+        """The code of the room this client last entered ("" before)."""
+        return self.joined.code if self.joined else ""
+
+    @classmethod
+    async def open(cls, url: str, name: str = "x", *, source: str = "", hello: bool = True,
+                   bot: bool = False) -> Client:
+        """Connect (from ``source`` when given) and say hello unless told not to."""
+        from websockets.asyncio.client import connect
+
+        kwargs: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
+        ws = await asyncio.wait_for(
+            connect(url, compression=None, max_queue=None, max_size=None,
+                    open_timeout=REPLY_TIMEOUT_S, **kwargs), REPLY_TIMEOUT_S)
+        client = cls(ws)
+        if hello:
+            await client.send(m.Hello(version=PROTOCOL_VERSION, name=name, bot=bot))
+            await client.expect(m.Welcome)
+        return client
+
+    async def send(self, message: Any) -> None:
+        """Send one protocol message."""
+        await self.ws.send(encode(message))
+
+    async def recv(self, wait: float = REPLY_TIMEOUT_S) -> Any:
+        """The next message (inbox first)."""
+        if self.inbox:
+            return self.inbox.pop(0)
+        return decode_server(await asyncio.wait_for(self.ws.recv(), wait))
+
+    async def expect(self, kind: Any, wait: float = REPLY_TIMEOUT_S,
+                     fail_on: Any = m.Closing) -> Any:
+        """The first message of ``kind``; others are kept. An ``Error`` (or ``fail_on``)
+        arriving first raises ``RuntimeError``."""
+        for i, message in enumerate(self.inbox):
+            if isinstance(message, kind):
+                return self.inbox.pop(i)
+        deadline = time.monotonic() + wait
+        while True:
+            message = decode_server(await asyncio.wait_for(
+                self.ws.recv(), max(0.001, deadline - time.monotonic())))
+            if isinstance(message, kind):
+                return message
+            if isinstance(message, m.Error | fail_on):
+                raise RuntimeError(f"expected {kind}, got {message}")
+            if len(self.inbox) < 10_000:  # keep what others may ask for, bounded
+                self.inbox.append(message)
+
+    async def create(self, **settings: Any) -> m.Joined:
+        """Create a room and return ``Joined``."""
+        await self.send(m.CreateRoom(settings=m.RoomSettings(**settings)))
+        self.joined = await self.expect(m.Joined)
+        return self.joined
+
+    async def join(self, code: str, role: str = "player") -> m.Joined:
+        """Join a room and return ``Joined``."""
+        await self.send(m.Join(code=code, role=role))  # type: ignore[arg-type]
+        self.joined = await self.expect(m.Joined)
+        return self.joined
+
+    async def close(self) -> None:
+        """Close, never raising."""
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.ws.close(), 5)
+
+
+def cycle_from_view(view: dict[str, Any]) -> tuple[str, str] | None:
+    """Two moves that undo each other on this board and turn no card up (the source pile
+    keeps a face-up card): a player can repeat them forever at a steady pace."""
+    game = engine.game_from_view(view)
+    for mv in game.legal_moves():
+        text = str(mv)
+        if text.count(">") != 1 or ":" in text or text.endswith(">f") or text.startswith("f"):
+            continue
+        src, dst = (int(x) for x in text.split(">"))
+        pile = view["tableau"][src - 1]
+        if len(pile["up"]) < 2:
+            continue  # moving the last face-up card could reveal, or empty the pile
+        after = game.copy()
+        after.play(text)
+        back = f"{dst}>{src}"
+        try:
+            after.play(back)
+        except engine.EngineError:
+            continue
+        if after.state_hash() == game.state_hash():
+            return text, back
+    return None
+
+
+async def racing_player(url: str, *, name: str = "cycler", source: str = "",
+                        bot: bool = False, variant: str = "spanish",
+                        **settings: Any) -> tuple[Client, tuple[str, str]]:
+    """A player alone in a fresh private room of its own, racing, with a move cycle
+    (rooms are recreated until the deal has one; bounded)."""
+    for _ in range(20):
+        client = await Client.open(url, name, source=source, bot=bot)
+        await client.create(variant=variant, countdown_s=0, public=False, **settings)
+        await client.send(m.Ready())
+        started = await client.expect(m.Started)
+        cycle = cycle_from_view(started.boards[0].view)
+        if cycle is not None:
+            return client, cycle
+        await client.close()
+    raise RuntimeError("no deal with a move cycle in 20 rooms")
+
+
+@dataclass
+class Latency:
+    """Move→ack samples (seconds) and the moves that got no ack in time."""
+
+    samples: list[float] = field(default_factory=list)
+    lost: int = 0
+    rejected: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        """p50/p99/max in ms, sample count, lost and rejected moves."""
+        s = sorted(self.samples)
+        if not s:
+            return {"n": 0, "p50_ms": None, "p99_ms": None, "max_ms": None,
+                    "lost": self.lost, "rejected": self.rejected}
+        p99 = s[min(len(s) - 1, max(0, round(len(s) * 0.99) - 1))]
+        return {"n": len(s), "p50_ms": round(statistics.median(s) * 1000, 2),
+                "p99_ms": round(p99 * 1000, 2), "max_ms": round(s[-1] * 1000, 2),
+                "lost": self.lost, "rejected": self.rejected}
+
+
+class Honest:
+    """The yardstick: one human-paced player (``pace_s`` between moves, well under the
+    default rate limit) in its own room, recording move→ack latency per phase."""
+
+    def __init__(self, client: Client, cycle: tuple[str, str], pace_s: float) -> None:
+        self.client, self.cycle, self.pace_s = client, cycle, pace_s
+        self.seq = 0
+        self.phases: dict[str, Latency] = {}
+
+    @classmethod
+    async def start(cls, url: str, pace_s: float = 0.1) -> Honest:
+        """Connect from 127.0.0.1 and start racing."""
+        client, cycle = await racing_player(url, name="honest")
+        return cls(client, cycle, pace_s)
+
+    async def run(self, phase: str, seconds: float,
+                  stop: asyncio.Event | None = None) -> Latency:
+        """Play at the pace for ``seconds`` (or until ``stop`` is set); samples go to
+        ``phases[phase]``."""
+        lat = self.phases.setdefault(phase, Latency())
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not (stop is not None and stop.is_set()):
+            tick = time.monotonic()
+            self.seq += 1
+            sent = time.perf_counter()
+            await self.client.send(m.Move(seq=self.seq, move=self.cycle[(self.seq - 1) % 2]))
+            try:
+                reply = await self.client.expect(m.Accepted | m.Rejected,
+                                                 wait=max(1.0, end - time.monotonic() + 5))
+            except (TimeoutError, RuntimeError):
+                lat.lost += 1
+                return lat  # the connection is out of step: stop measuring this phase
+            if isinstance(reply, m.Rejected):
+                lat.rejected += 1
+                self.seq = reply.expected - 1
+            else:
+                lat.samples.append(time.perf_counter() - sent)
+            self.client.inbox.clear()
+            await asyncio.sleep(max(0.0, self.pace_s - (time.monotonic() - tick)))
+        return lat
+
+
+# --------------------------------------------------------------------------- the run
+@dataclass
+class Ctx:
+    """What an attack gets: the server under attack, its Redis (if any) and the options."""
+
+    server: ServerProc
+    redis: RedisProc | None
+    args: Any
+    counters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        """The server's ``ws://`` URL."""
+        return self.server.url
+
+
+async def gather_bounded(coros: list[Any], limit: int) -> list[Any]:
+    """Run coroutines at most ``limit`` at a time; results (or exceptions) in order."""
+    sem = asyncio.Semaphore(limit)
+
+    async def one(c: Any) -> Any:
+        async with sem:
+            return await c
+
+    return await asyncio.gather(*(one(c) for c in coros), return_exceptions=True)
+
+
+async def play_cycle(client: Client, cycle: tuple[str, str], moves: int, seconds: float,
+                     window: int = 32, first_seq: int = 1) -> int:
+    """Play the move cycle pipelined (``window`` moves in flight) until ``moves`` are
+    acknowledged or ``seconds`` pass; the number acknowledged. Needs a server whose rate
+    limit allows it (the attacks that use it raise ``--rate``)."""
+    deadline = time.monotonic() + seconds
+    acked = in_flight = 0
+    seq = first_seq - 1
+    while acked < moves:
+        while in_flight < window and seq - first_seq + 1 < moves and time.monotonic() < deadline:
+            seq += 1
+            await client.send(m.Move(seq=seq, move=cycle[(seq - 1) % 2]))
+            in_flight += 1
+        if in_flight == 0:
+            break
+        reply = await client.expect(m.Accepted | m.Rejected)
+        if isinstance(reply, m.Rejected):
+            raise RuntimeError(f"cycle move refused: {reply}")
+        in_flight -= 1
+        acked += 1
+        client.inbox.clear()
+    return acked

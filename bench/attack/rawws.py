@@ -1,0 +1,98 @@
+"""A bare WebSocket client on a raw TCP stream: the handshake and masked frames by hand,
+so an attack can send without ever reading (a library client would answer pings and drain
+its socket), and open thousands of cheap connections."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import socket
+import struct
+
+from protocol import PROTOCOL_VERSION, encode
+from protocol import messages as m
+
+OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x1, 0x2, 0x8, 0x9, 0xA
+
+
+def frame(opcode: int, payload: bytes) -> bytes:
+    """One final, masked client frame (RFC 6455 §5.2)."""
+    mask = os.urandom(4)
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
+    elif n < 1 << 16:
+        head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
+    else:
+        head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return head + mask + masked
+
+
+def hello_frame(name: str = "raw") -> bytes:
+    """A binary frame holding a protocol ``hello``."""
+    return frame(OP_BINARY, encode(m.Hello(version=PROTOCOL_VERSION, name=name)))
+
+
+class RawWs:
+    """One raw connection: ``status`` is the handshake's HTTP status (101 = open)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 status: int) -> None:
+        self.reader, self.writer, self.status = reader, writer, status
+
+    @classmethod
+    async def open(cls, host: str, port: int, *, source: str = "", rcvbuf: int = 0,
+                   wait: float = 10.0) -> RawWs:
+        """TCP connect (from ``source``; with a small receive buffer when ``rcvbuf``) and
+        the opening handshake. Raises ``OSError``/``TimeoutError`` on failure."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            if rcvbuf:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            if source:
+                sock.bind((source, 0))
+            sock.setblocking(False)
+            await asyncio.wait_for(asyncio.get_running_loop().sock_connect(sock, (host, port)),
+                                   wait)
+            reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 20)
+        except BaseException:
+            sock.close()
+            raise
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            f"GET / HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            f"Sec-WebSocket-Version: 13\r\n\r\n".encode())
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), wait)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
+            head = b"HTTP/1.1 000 closed\r\n"
+        except BaseException:
+            writer.close()
+            raise
+        status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+        return cls(reader, writer, status)
+
+    def send(self, data: bytes) -> None:
+        """Queue bytes (already framed) on the transport."""
+        self.writer.write(data)
+
+    async def read_frame(self, wait: float = 10.0) -> tuple[int, bytes]:
+        """The next server frame (opcode, payload); server frames are never masked."""
+        async def read() -> tuple[int, bytes]:
+            b0, b1 = await self.reader.readexactly(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack("!H", await self.reader.readexactly(2))[0]
+            elif n == 127:
+                n = struct.unpack("!Q", await self.reader.readexactly(8))[0]
+            return b0 & 0x0F, await self.reader.readexactly(n)
+        return await asyncio.wait_for(read(), wait)
+
+    def close(self) -> None:
+        """Drop the TCP connection without a closing handshake."""
+        with contextlib.suppress(Exception):
+            self.writer.close()

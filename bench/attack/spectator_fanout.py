@@ -1,0 +1,122 @@
+"""Spectator fan-out: many spectators (raw connections that read and discard, from many
+addresses) watch one room whose bot moves at the default rate limit; every move is sent
+to every spectator.
+
+The setup seats the mover and joins the spectators (the quiet phase has them idle); the
+attack phase is the mover moving. Reports spectators joined, moves made and the honest
+player's ack latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import time
+from collections import Counter
+from typing import Any
+
+from bench.attack.harness import Client, Ctx, racing_player, source_addr
+from bench.attack.rawws import OP_BINARY, OP_PING, OP_PONG, RawWs, frame, hello_frame
+from protocol import encode
+from protocol import messages as m
+
+JOIN_CONCURRENCY = 100  # spectator handshakes in flight at once (the client's own bound)
+MOVE_PACE_S = 0.12  # under the default 10 messages/s
+
+
+def add_args(group: argparse._ArgumentGroup) -> None:
+    """This attack's options."""
+    group.add_argument("--spectators", type=int, default=1500, help="spectator connections")
+    group.add_argument("--fanout-sources", type=int, default=30,
+                       help="client addresses the spectators come from")
+
+
+async def _drain(ws: RawWs, counts: Counter[str]) -> None:
+    """Read and discard everything (a spectator that keeps up), answering the server's
+    keepalive pings so it is not cut after 40 s. Server frames are unmasked: walk their
+    headers without decoding the payloads."""
+    buf = b""
+    with contextlib.suppress(Exception):
+        while chunk := await ws.reader.read(65536):
+            counts["bytes"] += len(chunk)
+            buf += chunk
+            while len(buf) >= 2:
+                n, head = buf[1] & 0x7F, 2
+                if n == 126:
+                    if len(buf) < 4:
+                        break
+                    n, head = int.from_bytes(buf[2:4]), 4
+                elif n == 127:
+                    if len(buf) < 10:
+                        break
+                    n, head = int.from_bytes(buf[2:10]), 10
+                if len(buf) < head + n:
+                    break
+                if buf[0] & 0x0F == OP_PING:
+                    ws.send(frame(OP_PONG, buf[head:head + n]))
+                    counts["pings"] += 1
+                buf = buf[head + n:]
+
+
+async def setup(ctx: Ctx) -> dict[str, Any]:
+    """Seat the mover; join ``--spectators`` spectators to its room."""
+    mover, cycle = await racing_player(ctx.url, name="mover", bot=True, spectators=True,
+                                       source=source_addr(0))
+    sem = asyncio.Semaphore(JOIN_CONCURRENCY)
+    joined: list[RawWs] = []
+    failures: Counter[str] = Counter()
+    join = frame(OP_BINARY, encode(m.Join(code=mover.code, role="spectator")))
+
+    async def one(i: int) -> None:
+        async with sem:
+            try:
+                ws = await RawWs.open("127.0.0.1", ctx.server.port,
+                                      source=source_addr(5 + i % ctx.args.fanout_sources))
+            except (OSError, TimeoutError) as exc:
+                failures[type(exc).__name__] += 1
+                return
+            if ws.status != 101:
+                failures[str(ws.status)] += 1
+                ws.close()
+                return
+            ws.send(hello_frame(f"w{i}") + join)
+            joined.append(ws)
+
+    await asyncio.gather(*(one(i) for i in range(ctx.args.spectators)))
+    counts: Counter[str] = Counter()
+    ctx.counters["_fanout"] = (mover, cycle, joined, counts,
+                               [asyncio.create_task(_drain(ws, counts)) for ws in joined])
+    return {"spectators": len(joined), "failures": dict(failures)}
+
+
+async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
+    """The mover plays its cycle at a human-legal pace for ``seconds``."""
+    mover: Client
+    mover, cycle, joined, counts, drains = ctx.counters.pop("_fanout")
+    before = counts["bytes"]
+    deadline = time.monotonic() + seconds
+    seq = 0
+    slowest = 0.0
+    while time.monotonic() < deadline:
+        tick = time.monotonic()
+        seq += 1
+        await mover.send(m.Move(seq=seq, move=cycle[(seq - 1) % 2]))
+        reply = await mover.expect(m.Accepted | m.Rejected, wait=60)
+        slowest = max(slowest, time.monotonic() - tick)
+        mover.inbox.clear()
+        if isinstance(reply, m.Rejected):
+            break
+        await asyncio.sleep(max(0.0, MOVE_PACE_S - (time.monotonic() - tick)))
+    still = sum(not task.done() for task in drains)
+    for ws in joined:
+        ws.close()
+    for task in drains:
+        task.cancel()
+    await mover.close()
+    return {"spectators": len(joined), "mover_moves": seq,
+            "frames_fanned_out": seq * len(joined),
+            "mb_read_by_spectators": round((counts["bytes"] - before) / 2**20, 1),
+            "mover_slowest_ack_ms": round(slowest * 1000, 1),
+            "keepalive_pings_answered": counts["pings"],
+            "spectators_still_connected": still}
