@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import os
 import signal
 from collections.abc import Awaitable, Callable
 
@@ -93,7 +95,7 @@ def broadcast_handler() -> Handler:
                     await ws.send(encode(m.Accepted(seq=message.seq, hash=0x12345678,
                                                     clock_ms=60_000)))
                     progress = encode(m.Progress(seat=seat, progress=0, moves=message.seq,
-                                                 status="racing"))
+                                                 status="playing", clock_ms=60_000))
                     broadcast([c for c in movers if c is not ws], progress)
                     diff = encode(m.Diff(seat=seat, seq=message.seq, move=message.move,
                                          hash=0x12345678, clock_ms=60_000))
@@ -114,6 +116,11 @@ def broadcast_handler() -> Handler:
 
 async def run(handler: Handler) -> None:
     """Serve ``handler`` on a free loopback port until SIGTERM."""
+    # The load generator drops its connections without a closing handshake when a run
+    # ends; the handler's "connection closed" tracebacks are expected then.
+    # BENCH_DEBUG=1 shows them (and any real handler error).
+    quiet = logging.ERROR if os.environ.get("BENCH_DEBUG") else logging.CRITICAL
+    logging.getLogger("websockets").setLevel(quiet)
     done = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, done.set)
     async with serve(handler, "127.0.0.1", 0, compression=None, max_queue=None) as server:

@@ -12,6 +12,10 @@ collection of a process holding 10,000 connections stops its event loop, so the 
 worst round trip bounds the longest GC pause from above (it also includes the load
 generator's own pauses; the baseline in the same run shows that floor). A server metric
 named like ``*gc*pause*`` on ``/metrics``, when the server has one, is read as well.
+
+The GC pause itself is timed inside the server process by ``bench/gcwatch`` (a
+``sitecustomize`` hooking ``gc.callbacks``, on the server's ``PYTHONPATH`` only in
+benchmarks): the longest collection while the connections opened and sat idle.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import contextlib
 import time
 import urllib.request
+from collections.abc import Callable
 
 from protocol import PROTOCOL_VERSION, decode_server, encode
 from protocol import messages as m
@@ -28,6 +33,8 @@ from .cpu import rss_bytes
 from .players import Player
 from .rawws import RawClient, source_address
 
+# (wall, CPU) seconds of each collection so far, by GC generation
+GcPauses = Callable[[], dict[int, list[tuple[float, float]]]]
 CONNECT_BATCH = 200  # connections opened at once
 PROBE_INTERVAL_S = 0.01
 
@@ -80,13 +87,17 @@ def gc_pause_metric(url: str) -> str:
 
 
 async def idle_connections(url: str, port: int, solrace: bool, pid: int,
-                           counts: list[int], hold_s: float) -> dict[str, float | str]:
+                           counts: list[int], hold_s: float,
+                           gc_pauses: GcPauses) -> dict[str, float | str]:
     """Open connections up to each of ``counts`` (ascending), holding ``hold_s`` at each;
-    RSS per connection at each count, the probe's worst round trip (ms), the metric."""
+    RSS per connection at each count, the longest GC pause of the server while they
+    connected and sat idle (ms, and how many full collections), the probe's worst round
+    trip (ms), and the server's own GC metric if it has one."""
     setup = [encode(m.Hello(version=PROTOCOL_VERSION, name="idle", bot=True))] if solrace else []
     result: dict[str, float | str] = {}
     clients: list[RawClient] = []
     rss_before = rss_bytes(pid)
+    seen = {gen: len(p) for gen, p in gc_pauses().items()}  # collections before the window
     try:
         with Probe(url) as probe:
             for target in counts:
@@ -98,6 +109,11 @@ async def idle_connections(url: str, port: int, solrace: bool, pid: int,
                 await asyncio.sleep(hold_s)  # idle time at this count: timers, GC
                 result[f"rss_kib_per_conn_{target}"] = (rss_bytes(pid) - rss_before) / 1024 / target
             result["probe_worst_ms"] = probe.worst * 1e3
+        pauses = {gen: p[seen[gen]:] for gen, p in gc_pauses().items()}
+        every = [x for p in pauses.values() for x in p]
+        result["gc_worst_ms"] = max((wall for wall, _ in every), default=0.0) * 1e3
+        result["gc_worst_cpu_ms"] = max((cpu for _, cpu in every), default=0.0) * 1e3
+        result["gc_full_collections"] = float(len(pauses[2]))
         result["gc_metric"] = gc_pause_metric(url) if solrace else ""
     finally:
         for c in clients:

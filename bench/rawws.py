@@ -42,8 +42,7 @@ class RawClient(asyncio.Protocol):
     """One connection. ``await RawClient.open(...)``; then ``frames``/``bytes`` count what
     arrived after ``joined`` (the reply to the setup's closing ping)."""
 
-    def __init__(self, host: str, nonce: int) -> None:
-        self.host = host
+    def __init__(self, nonce: int) -> None:
         self.nonce = nonce
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
@@ -60,26 +59,23 @@ class RawClient(asyncio.Protocol):
         ports), upgrade, send the ``setup`` frames (encoded client messages) then
         ``Ping{nonce}``; returns once the matching ``Pong`` came back."""
         loop = asyncio.get_running_loop()
-        _, client = await loop.create_connection(
-            lambda: cls(f"127.0.0.1:{port}", nonce), "127.0.0.1", port, local_addr=(source, 0)
+        transport, client = await loop.create_connection(
+            lambda: cls(nonce), "127.0.0.1", port, local_addr=(source, 0)
         )
+        client.transport = transport  # (uvloop may call connection_made after we resume)
+        key = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455 sample: any 16 bytes, base64
+        handshake = (f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                     f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                     "Sec-WebSocket-Version: 13\r\n\r\n").encode()
         frames = [*setup, encode(m.Ping(nonce=nonce))]
-        assert client.transport is not None
-        client.transport.write(b"".join(client_frame(f) for f in frames))
+        # The frames may follow the upgrade request at once: the server reads them after
+        # its 101 response, in order.
+        transport.write(handshake + b"".join(client_frame(f) for f in frames))
         await client.joined
         return client
 
-    # -- asyncio.Protocol
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        key = "c29scmFjZS1iZW5jaC1rZXk="  # any 16 bytes, base64: the server only echoes it
-        transport.write(
-            f"GET / HTTP/1.1\r\nHost: {self.host}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-            "Sec-WebSocket-Version: 13\r\n\r\n".encode()
-        )
-
+    # -- asyncio.Protocol (the transport is kept by ``open``: uvloop's is not an
+    # ``asyncio.Transport`` subclass, and may announce itself after ``open`` resumes)
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         if not self.joined.done():

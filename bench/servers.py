@@ -27,6 +27,16 @@ class Child:
         self.proc: asyncio.subprocess.Process | None = None
         self.url = ""
         self.port = 0
+        self.gc_log = Path(tempfile.mkstemp(prefix="solrace-bench-gc-")[1])
+
+    def gc_pauses(self) -> dict[int, list[tuple[float, float]]]:
+        """Every garbage collection of the process so far, by generation: (wall seconds,
+        CPU seconds) each (recorded by ``bench/gcwatch/sitecustomize.py``)."""
+        pauses: dict[int, list[tuple[float, float]]] = {0: [], 1: [], 2: []}
+        for line in self.gc_log.read_text().splitlines():
+            generation, wall, cpu = line.split()
+            pauses[int(generation)].append((float(wall), float(cpu)))
+        return pauses
 
     @property
     def pid(self) -> int:
@@ -36,7 +46,8 @@ class Child:
 
     async def start(self) -> Child:
         """Start it and wait (bounded) for its URL line."""
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'bench' / 'gcwatch'}",
+               "PYTHONUNBUFFERED": "1", "BENCH_GC_LOG": str(self.gc_log)}
         self.proc = await asyncio.create_subprocess_exec(
             *self.argv, stdout=asyncio.subprocess.PIPE, cwd=ROOT, env=env
         )
@@ -62,6 +73,7 @@ class Child:
         except TimeoutError:
             proc.kill()
             await proc.wait()
+        self.gc_log.unlink(missing_ok=True)
 
 
 def solrace(redis_url: str = "") -> Child:
