@@ -11,12 +11,16 @@ the same benchmark run:
   acknowledged (``Accepted``), then one ``Progress`` frame goes to the other movers and
   one ``Diff`` frame to every spectator, each encoded once and written with
   ``websockets.broadcast``: the bare way to fan a move out.
+- ``broadcast-tick [--tick-ms 16]``: the same, but spectators get one frame per tick
+  holding every ``Diff`` of the tick (encoded once, written with ``broadcast``): the bare
+  way to fan out coalesced frames (Colyseus patches every 16 ms); acks and rivals'
+  ``Progress`` stay per move.
 
 Every baseline answers ``Ping{nonce}`` with ``Pong{nonce}`` (the load generator's clients
 use it to know their setup frames were handled) and ignores other frames it does not
 need. Usage (the load generator starts these itself)::
 
-    python -m bench.baselines echo|broadcast
+    python -m bench.baselines echo|broadcast|broadcast-tick
     python -m bench.baselines evalsha --redis redis://127.0.0.1:PORT/0
 
 Each prints ``listening on ws://127.0.0.1:PORT`` once ready and exits on SIGTERM.
@@ -37,6 +41,7 @@ from protocol import decode_client, encode
 from protocol import messages as m
 
 ACK = encode(m.Accepted(seq=1000, hash=0x12345678, clock_ms=60_000))  # 22 bytes, like a real ack
+MAX_PENDING_DIFFS = 100_000  # broadcast-tick: diffs held for the next tick, at most
 RPUSH_SCRIPT = "return redis.call('RPUSH', KEYS[1], ARGV[1])"
 
 Handler = Callable[[ServerConnection], Awaitable[None]]
@@ -81,10 +86,21 @@ def evalsha_handler(redis_url: str) -> Handler:
     return handler
 
 
-def broadcast_handler() -> Handler:
-    """One room of movers and spectators (see the module docstring)."""
+def broadcast_handler(tick_s: float = 0.0) -> Handler:
+    """One room of movers and spectators (see the module docstring). With ``tick_s``,
+    spectators get one frame per tick holding every diff of the tick, in order."""
     movers: dict[ServerConnection, int] = {}
     spectators: set[ServerConnection] = set()
+    pending: list[bytes] = []  # diffs of the current tick (tick_s > 0)
+    ticking: list[asyncio.Task[None]] = []
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(tick_s)
+            if pending:
+                # The tick's diffs back to back: one MessagePack stream, one frame.
+                broadcast(spectators, b"".join(pending))
+                pending.clear()
 
     async def handler(ws: ServerConnection) -> None:
         try:
@@ -99,7 +115,12 @@ def broadcast_handler() -> Handler:
                     broadcast([c for c in movers if c is not ws], progress)
                     diff = encode(m.Diff(seat=seat, seq=message.seq, move=message.move,
                                          hash=0x12345678, clock_ms=60_000))
-                    broadcast(spectators, diff)
+                    if not tick_s:
+                        broadcast(spectators, diff)
+                    elif len(pending) < MAX_PENDING_DIFFS:
+                        pending.append(diff)
+                        if not ticking:
+                            ticking.append(asyncio.create_task(tick()))
                 elif isinstance(message, m.Join):
                     if message.role == "spectator":
                         spectators.add(ws)
@@ -132,13 +153,16 @@ async def run(handler: Handler) -> None:
 def main() -> None:
     """Run the baseline named on the command line."""
     parser = argparse.ArgumentParser(description="bare baseline servers for bench/")
-    parser.add_argument("kind", choices=["echo", "evalsha", "broadcast"])
+    parser.add_argument("kind", choices=["echo", "evalsha", "broadcast", "broadcast-tick"])
+    parser.add_argument("--tick-ms", type=float, default=16.0,
+                        help="broadcast-tick: spectators' frame interval (default 16)")
     parser.add_argument("--redis", default="", help="Redis URL (evalsha)")
     args = parser.parse_args()
     if args.kind == "evalsha" and not args.redis:
         parser.error("evalsha needs --redis URL")
     handler = (echo_handler() if args.kind == "echo" else
-               evalsha_handler(args.redis) if args.kind == "evalsha" else broadcast_handler())
+               evalsha_handler(args.redis) if args.kind == "evalsha" else
+               broadcast_handler(args.tick_ms / 1000 if args.kind == "broadcast-tick" else 0.0))
     try:
         import uvloop
     except ImportError:

@@ -9,7 +9,8 @@ and on the bare broadcast baseline (``bench/baselines.py``), measured the same w
   spectator, and how long after a move was sent its rivals saw its ``Progress`` (p99).
 
 Spectators are ``bench/rawws.py`` clients (they count frames, decode nothing), spread
-over several loopback source addresses.
+over several loopback source addresses, in a process of their own (``bench/watchers.py``)
+so their frames do not delay the players' timings.
 """
 
 from __future__ import annotations
@@ -17,26 +18,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from protocol import PROTOCOL_VERSION, encode
-from protocol import messages as m
-
 from .cpu import CpuWindow
-from .players import Clocks, median, percentile, room_of_players
-from .rawws import RawClient, source_address
-
-JOIN_BATCH = 100  # spectators joining at once: bounded, so set-up does not storm the server
-
-
-async def watch(port: int, code: str, count: int) -> list[RawClient]:
-    """``count`` spectators of room ``code``, each joined (its ``Pong`` came back)."""
-    setup = [encode(m.Hello(version=PROTOCOL_VERSION, name="watcher", bot=True)),
-             encode(m.Join(code=code, role="spectator"))]
-    clients: list[RawClient] = []
-    for first in range(0, count, JOIN_BATCH):
-        batch = range(first, min(count, first + JOIN_BATCH))
-        clients += await asyncio.gather(*(
-            RawClient.open(port, setup, nonce=i + 1, source=source_address(i)) for i in batch))
-    return clients
+from .players import Clocks, Player, median, percentile, room_of_players
+from .watchers import Watchers
 
 
 async def spectated_room(url: str, port: int, solrace: bool, pid: int, movers: int,
@@ -46,37 +30,42 @@ async def spectated_room(url: str, port: int, solrace: bool, pid: int, movers: i
     moves/s in all) and return its figures."""
     clocks = Clocks()
     players, code = await room_of_players(url, movers, solrace, clocks)
-    watchers = await watch(port, code, spectators)
-    try:
-        for p in players:
-            await p.one_move()  # warm-up, outside the window
-        await asyncio.sleep(0.3)  # let the warm-up's fan-out reach the spectators
-        for p in players:
-            await p.drain(0.05)
-            p.acks.clear()
-        clocks.rival.clear()
-        frames_before = sum(w.frames for w in watchers)
-        cpu = CpuWindow(pid)
-        cpu.start()
-        started = time.perf_counter()
-        deadline = started + seconds
-        if paced_rate:
-            interval = movers / paced_rate
-            counts = await asyncio.gather(*(
-                p.paced(started + i * interval / movers, interval, deadline)
-                for i, p in enumerate(players)))
-        else:
-            counts = await asyncio.gather(*(p.pipelined(deadline, window) for p in players))
-        elapsed = time.perf_counter() - started
-        if not paced_rate:
-            await asyncio.sleep(0.3)  # saturated: spectators may lag; count what arrived
-        cpu.stop()
-        frames = sum(w.frames for w in watchers) - frames_before
-    finally:
-        for p in players:
-            await p.ws.close()
-        for w in watchers:
-            w.close()
+    async with Watchers(port, code, spectators) as watchers:
+        try:
+            return await _measure(players, clocks, watchers, spectators, seconds, paced_rate,
+                                  window, pid)
+        finally:
+            for p in players:
+                await p.ws.close()
+
+
+async def _measure(players: list[Player], clocks: Clocks, watchers: Watchers, spectators: int,
+                   seconds: float, paced_rate: float, window: int, pid: int) -> dict[str, float]:
+    movers = len(players)
+    for p in players:
+        await p.one_move()  # warm-up, outside the window
+    await asyncio.sleep(0.3)  # let the warm-up's fan-out reach the spectators
+    for p in players:
+        await p.drain(0.05)
+        p.acks.clear()
+    clocks.rival.clear()
+    frames_before = await watchers.frames()
+    cpu = CpuWindow(pid)
+    cpu.start()
+    started = time.perf_counter()
+    deadline = started + seconds
+    if paced_rate:
+        interval = movers / paced_rate
+        counts = await asyncio.gather(*(
+            p.paced(started + i * interval / movers, interval, deadline)
+            for i, p in enumerate(players)))
+    else:
+        counts = await asyncio.gather(*(p.pipelined(deadline, window) for p in players))
+    elapsed = time.perf_counter() - started
+    if not paced_rate:
+        await asyncio.sleep(0.3)  # saturated: spectators may lag; count what arrived
+    cpu.stop()
+    frames = await watchers.frames() - frames_before
     moves = sum(counts)
     acks = [a for p in players for a in p.acks]
     return {

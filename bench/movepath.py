@@ -10,6 +10,7 @@ import time
 
 from .cpu import CpuWindow
 from .players import Player, find_cycle, median, percentile
+from .servers import Redis
 
 WARMUP_MOVES = 100  # before the latency samples: connection and code paths warm
 
@@ -29,27 +30,33 @@ async def ack_latency(url: str, solrace: bool, moves: int) -> dict[str, float]:
 
 
 async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int,
-                    seconds: float, redis_pid: int = 0) -> dict[str, float]:
+                    seconds: float, redis: Redis | None = None) -> dict[str, float]:
     """``clients`` players (one room each), ``window`` moves in flight each, for
-    ``seconds``: acks/s, the server's CPU µs per ack (and redis-server's, when given),
-    and the server's CPU share of the window (1.0 = one full core)."""
+    ``seconds``: acks/s, the server's CPU µs per ack, its CPU share of the window (1.0 =
+    one full core) and, with ``redis``, redis-server's CPU µs and commands per ack."""
+    redis_pid = redis.pid if redis is not None else 0
     cycle = find_cycle()
     players = [await Player.solo(url, cycle, solrace) for _ in range(clients)]
     try:
         for p in players:  # warm-up: a few moves each, outside the window
             for _ in range(5):
                 await p.one_move()
-        server, redis = CpuWindow(pid), CpuWindow(redis_pid)
+        server, redis_cpu = CpuWindow(pid), CpuWindow(redis_pid)
+        commands = ran = 0
         server.start()
-        if redis_pid:
-            redis.start()
+        counted = (0, 0)
+        if redis is not None:
+            redis_cpu.start()
+            counted = redis.counters()
         started = time.perf_counter()
         deadline = started + seconds
         counts = await asyncio.gather(*(p.pipelined(deadline, window) for p in players))
         elapsed = time.perf_counter() - started
         server.stop()
-        if redis_pid:
-            redis.stop()
+        if redis is not None:
+            redis_cpu.stop()
+            now = redis.counters()
+            commands, ran = now[0] - counted[0], now[1] - counted[1]
     finally:
         for p in players:
             await p.ws.close()
@@ -57,6 +64,8 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
     return {
         "moves_per_s": acks / elapsed,
         "cpu_us_per_move": server.us_per(acks),
-        "redis_cpu_us_per_move": redis.us_per(acks) if redis_pid else float("nan"),
+        "redis_cpu_us_per_move": redis_cpu.us_per(acks) if redis_pid else float("nan"),
+        "redis_commands_per_move": commands / acks if redis_pid and acks else float("nan"),
+        "redis_ops_per_move": ran / acks if redis_pid and acks else float("nan"),
         "server_cores": server.seconds / elapsed,
     }

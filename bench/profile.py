@@ -102,7 +102,7 @@ async def profile(args: argparse.Namespace, spy: str) -> None:
             "--rate", "200", "--duration", str(args.seconds + 2), "--output", str(out),
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
         figures = await saturated(node.url, True, node.pid, args.clients, args.window,
-                                  args.seconds, redis.pid if redis else 0)
+                                  args.seconds, redis)
         await record.wait()
     finally:
         await node.stop()

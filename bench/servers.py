@@ -124,3 +124,13 @@ class Redis:
     def flush(self) -> None:
         """Empty it between runs, so every run starts from the same state."""
         self.process.flush()
+
+    def counters(self) -> tuple[int, int]:
+        """(commands received from clients, commands run in all: those inside Lua
+        scripts included) since start, from ``INFO stats`` and ``INFO commandstats``."""
+        stats = self.process.command("INFO", "stats").decode()
+        received = int(stats.split("total_commands_processed:", 1)[1].split()[0])
+        ran = sum(int(part.split("calls=", 1)[1].split(",", 1)[0])
+                  for part in self.process.command("INFO", "commandstats").decode().split()
+                  if part.startswith("cmdstat_"))
+        return received, ran
