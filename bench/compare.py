@@ -168,8 +168,8 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
             ("moves_per_s", "moves/s", "≥ 1.3x (≥ 10k/s)"),
             ("cpu_us_per_move", "server CPU µs per move", ""),
             ("redis_cpu_us_per_move", "redis-server CPU µs per move", ""),
-            ("redis_commands_per_move", "Redis commands sent per move", ""),
-            ("redis_ops_per_move", "Redis commands run per move (in scripts too)", "")])
+            ("redis_scripts_per_move", "Redis script calls (EVALSHA) per move", ""),
+            ("redis_ops_per_move", "Redis commands per move (inside scripts included)", "")])
         return await alternate(row, rounds, evalsha, on_redis, lambda c, s: saturated(
             c.url, s, c.pid, args.clients, args.window, seconds, redis))
     broadcast = lambda: servers.baseline("broadcast")  # noqa: E731

@@ -33,7 +33,8 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
                     seconds: float, redis: Redis | None = None) -> dict[str, float]:
     """``clients`` players (one room each), ``window`` moves in flight each, for
     ``seconds``: acks/s, the server's CPU µs per ack, its CPU share of the window (1.0 =
-    one full core) and, with ``redis``, redis-server's CPU µs and commands per ack."""
+    one full core) and, with ``redis``, redis-server's CPU µs, script calls and
+    commands per ack."""
     redis_pid = redis.pid if redis is not None else 0
     cycle = find_cycle()
     players = [await Player.solo(url, cycle, solrace) for _ in range(clients)]
@@ -42,7 +43,7 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
             for _ in range(5):
                 await p.one_move()
         server, redis_cpu = CpuWindow(pid), CpuWindow(redis_pid)
-        commands = ran = 0
+        scripts = ran = 0
         server.start()
         counted = (0, 0)
         if redis is not None:
@@ -56,7 +57,7 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
         if redis is not None:
             redis_cpu.stop()
             now = redis.counters()
-            commands, ran = now[0] - counted[0], now[1] - counted[1]
+            scripts, ran = now[0] - counted[0], now[1] - counted[1]
     finally:
         for p in players:
             await p.ws.close()
@@ -65,7 +66,7 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
         "moves_per_s": acks / elapsed,
         "cpu_us_per_move": server.us_per(acks),
         "redis_cpu_us_per_move": redis_cpu.us_per(acks) if redis_pid else float("nan"),
-        "redis_commands_per_move": commands / acks if redis_pid and acks else float("nan"),
+        "redis_scripts_per_move": scripts / acks if redis_pid and acks else float("nan"),
         "redis_ops_per_move": ran / acks if redis_pid and acks else float("nan"),
         "server_cores": server.seconds / elapsed,
     }

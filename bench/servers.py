@@ -126,11 +126,10 @@ class Redis:
         self.process.flush()
 
     def counters(self) -> tuple[int, int]:
-        """(commands received from clients, commands run in all: those inside Lua
-        scripts included) since start, from ``INFO stats`` and ``INFO commandstats``."""
-        stats = self.process.command("INFO", "stats").decode()
-        received = int(stats.split("total_commands_processed:", 1)[1].split()[0])
-        ran = sum(int(part.split("calls=", 1)[1].split(",", 1)[0])
-                  for part in self.process.command("INFO", "commandstats").decode().split()
-                  if part.startswith("cmdstat_"))
-        return received, ran
+        """(script calls: EVALSHA/EVAL, commands run in all: those inside scripts
+        included) since start, from ``INFO commandstats``."""
+        calls = {part.split(":", 1)[0]: int(part.split("calls=", 1)[1].split(",", 1)[0])
+                 for part in self.process.command("INFO", "commandstats").decode().split()
+                 if part.startswith("cmdstat_")}
+        scripts = sum(calls.get(f"cmdstat_{c}", 0) for c in ("evalsha", "eval", "evalsha_ro"))
+        return scripts, sum(calls.values())
