@@ -5,6 +5,7 @@ with the CPU the server used in the same window (read from ``/proc``).
 
     .venv/bin/pip install py-spy          # optional tool, not a project dependency
     .venv/bin/python -m bench.profile [--seconds 8] [--redis] [--top 25]
+    .venv/bin/python -m bench.profile --stacks FILE --cpu-us 54.3   # re-read saved samples
 
 py-spy attaches to ``solrace serve`` by pid (``py-spy record --pid``; the server's code is
 not changed) and samples it without pausing it (``--nonblocking``), idle time excluded,
@@ -46,7 +47,10 @@ WS_WRITE = {"send", "send_data", "send_context", "send_binary", "send_text", "se
 # Then, from the innermost frame outwards, the first of these the stack passes through.
 LEAF_COMPONENTS: tuple[tuple[str, Callable[[str, str], bool]], ...] = (
     ("metrics (prometheus_client)", lambda fn, path: path.startswith("prometheus_client/")),
-    ("store", lambda fn, path: path.startswith("server/store/")),
+    ("redis-py client (commands, pool, parser, socket writes)",
+     lambda fn, path: path.startswith("redis/")),
+    ("store (solrace's Redis/memory store code)",
+     lambda fn, path: path.startswith("server/store/")),
     ("codec (protocol encode/decode)", lambda fn, path: path.startswith(("protocol/", "msgspec"))),
     ("asyncio timeouts / wait_for", lambda fn, path: path.endswith("asyncio/timeouts.py")
      or fn == "wait_for"),
@@ -54,8 +58,10 @@ LEAF_COMPONENTS: tuple[tuple[str, Callable[[str, str], bool]], ...] = (
      and fn.rsplit(".", 1)[-1] in WS_WRITE),
     ("websockets: read a frame", lambda fn, path: path.startswith("websockets/")),
     ("server: connection, room, race logic", lambda fn, path: path.startswith("server/")),
-    ("asyncio / uvloop event loop", lambda fn, path: path.startswith(("asyncio/", "uvloop/"))),
 )
+# Last: a stack that passed through none of the above is the event loop's own work
+# (callbacks, task steps, futures) when it has an asyncio or uvloop frame.
+LOOP = ("asyncio / uvloop event loop", lambda fn, path: path.startswith(("asyncio/", "uvloop/")))
 
 
 def parse_frame(text: str) -> Frame:
@@ -74,6 +80,8 @@ def component(stack: list[str]) -> str:
         for name, test in LEAF_COMPONENTS:
             if test(fn, path):
                 return name
+    if any(LOOP[1](fn, path) for fn, path in frames):
+        return LOOP[0]
     return "other (interpreter, C code without a Python caller)"
 
 
@@ -108,27 +116,33 @@ async def profile(args: argparse.Namespace, spy: str) -> None:
         await node.stop()
         if redis is not None:
             redis.__exit__()
-    stacks = read_raw(out)
+    print(f"solrace {'on Redis' if args.redis else 'memory store'}, saturated: "
+          f"{figures['moves_per_s']:,.0f} moves/s, server CPU "
+          f"{figures['cpu_us_per_move']:.1f} µs per move (measured window); "
+          f"load average {load_average()}\n")
+    breakdown(out, figures["cpu_us_per_move"], args.top)
+
+
+def breakdown(raw: Path, per_move: float, top: int) -> None:
+    """Print the components of py-spy's raw stacks in ``raw`` as shares and as CPU µs per
+    move (``per_move``: the server's measured CPU per move in the sampled window)."""
+    stacks = read_raw(raw)
     total = sum(stacks.values())
     if not total:
-        raise SystemExit(f"py-spy recorded nothing (ptrace allowed here?): {out}")
+        raise SystemExit(f"py-spy recorded nothing (ptrace allowed here?): {raw}")
     by_component: Counter[str] = Counter()
     leaves: Counter[str] = Counter()
     for stack, count in stacks.items():
         by_component[component(list(stack))] += count
         leaves[stack[-1] if stack else "?"] += count
-    per_move = figures["cpu_us_per_move"]
-    print(f"solrace {'on Redis' if args.redis else 'memory store'}, saturated: "
-          f"{figures['moves_per_s']:,.0f} moves/s, server CPU {per_move:.1f} µs per move "
-          f"(measured window), {total} samples; load average {load_average()}\n")
-    print("| component | share of samples | CPU µs per move |")
+    print(f"{total} samples\n\n| component | share of samples | CPU µs per move |")
     print("|---|---:|---:|")
     for name, count in by_component.most_common():
         print(f"| {name} | {count / total:.1%} | {per_move * count / total:.1f} |")
-    print(f"\ninnermost frames, top {args.top}:")
-    for frame, count in leaves.most_common(args.top):
+    print(f"\ninnermost frames, top {top}:")
+    for frame, count in leaves.most_common(top):
         print(f"  {count / total:6.1%}  {frame}")
-    print(f"\nraw stacks kept in {out}")
+    print(f"\nraw stacks kept in {raw}")
 
 
 def main() -> None:
@@ -139,7 +153,13 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=8, help="moves in flight per client")
     parser.add_argument("--redis", action="store_true", help="the node on a private Redis")
     parser.add_argument("--top", type=int, default=25, help="innermost frames listed")
+    parser.add_argument("--stacks", type=Path, help="break down saved raw stacks instead")
+    parser.add_argument("--cpu-us", type=float, default=0.0,
+                        help="with --stacks: the CPU µs per move measured with them")
     args = parser.parse_args()
+    if args.stacks:
+        breakdown(args.stacks, args.cpu_us, args.top)
+        return
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
         raise SystemExit("py-spy not found: .venv/bin/pip install py-spy")
