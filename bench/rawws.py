@@ -50,6 +50,7 @@ class RawClient(asyncio.Protocol):
         self.joined = asyncio.get_running_loop().create_future()
         self.frames = 0
         self.bytes = 0
+        self.arrived = asyncio.Event()  # set at each counted frame (tests wait on it)
         self.closed = False
 
     @classmethod
@@ -118,6 +119,7 @@ class RawClient(asyncio.Protocol):
             if joined and opcode == OP_BINARY:
                 self.frames += 1
                 self.bytes += n
+                self.arrived.set()
             elif opcode == OP_PING:
                 self._send(client_frame(bytes(buf[start:pos]), OP_PONG))
             elif opcode == OP_CLOSE:
