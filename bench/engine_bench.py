@@ -148,6 +148,24 @@ def play_hash_rates(positions: list[Game], moves: list[str], repeat: int) -> tup
             best_rate(len(positions), lambda: run(False), repeat))
 
 
+def stuck_rates(positions: list[Game], repeat: int) -> tuple[float, float]:
+    """``game.stuck`` per second, and the full test it short-cuts (no legal move listed),
+    over the same positions in the same run."""
+
+    def run(short: bool) -> float:
+        t = time.perf_counter()
+        if short:
+            for g in positions:
+                g.stuck  # noqa: B018 - the property is what is timed
+        else:
+            for g in positions:
+                not g.won and not g.legal_moves()
+        return time.perf_counter() - t
+
+    return (best_rate(len(positions), lambda: run(True), repeat),
+            best_rate(len(positions), lambda: run(False), repeat))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=10_000,
@@ -171,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         })
         rows[-1]["play_hash_per_s"], rows[-1]["play_full_hash_per_s"] = play_hash_rates(
             positions, moves, args.repeat)
+        rows[-1]["stuck_per_s"], rows[-1]["stuck_full_per_s"] = stuck_rates(
+            positions, args.repeat)
     missed = [
         f"{r['variant']} {what}"
         for r in rows
@@ -199,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
             inc, full = r["play_hash_per_s"], r["play_full_hash_per_s"]
             print(f"{r['variant']:<13} {inc:>13,.0f} {full:>9,.0f} {inc / full:>8.2f} "
                   f"{1e6 / full - 1e6 / inc:>17.2f}")
+        print("\ngame.stuck (short-cut) vs listing every legal move, per position:")
+        print(f"{'variant':<13} {'stuck/s':>10} {'full/s':>9} {'speed-up':>8}")
+        for r in rows:
+            fast, full = r["stuck_per_s"], r["stuck_full_per_s"]
+            print(f"{r['variant']:<13} {fast:>10,.0f} {full:>9,.0f} {fast / full:>8.2f}")
         print(f"targets: play() >= {PLAY_TARGET:,}/s, legal_moves() >= {LEGAL_TARGET:,}/s: "
               + ("all met" if not missed else "MISSED " + ", ".join(missed)))
     return 1 if args.check and missed else 0

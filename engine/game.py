@@ -90,8 +90,21 @@ class Game:
 
     @property
     def stuck(self) -> bool:
-        """Not won, and no legal move (redeal included) remains."""
-        return not self.won and not self.legal_moves()
+        """Not won, and no legal move (redeal included) remains.
+
+        Asked after every move, and nearly always false: two cheap sufficient signs of a
+        legal move are checked before listing them all. Both are rules ``legal_moves``
+        applies without condition: with a redeal left, the redeal is listed whenever
+        nothing else is; a pile's top card that is next on its foundation can go there."""
+        found = self.found
+        if found[0] + found[1] + found[2] + found[3] == 52:
+            return False
+        if self.redeals_left > 0:
+            return False
+        for p in self.piles:
+            if p and found[p[-1] // 13] == p[-1] % 13:
+                return False
+        return not self.legal_moves()
 
     def copy(self) -> Game:
         """An independent copy (the rules tables are shared, they are immutable)."""
