@@ -34,7 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import engine
 from engine import Game
+from engine import cards as C
 from engine.moves import TO_FOUNDATION
+from engine.statehash import digest, hash_text
 
 PLAY_TARGET = 50_000
 LEGAL_TARGET = 20_000
@@ -114,6 +116,56 @@ def play_rate(positions: list[Game], moves: list[str], repeat: int) -> float:
     return best_rate(len(positions), run, repeat)
 
 
+def full_hash(g: Game) -> int:
+    """The state hash rendered from the whole board (what ``state_hash`` did before it
+    became incremental): the reference the incremental hash is timed against."""
+    codes = C.CODES
+    piles = [(d, [codes[c] for c in p[d:]]) for p, d in zip(g.piles, g.down, strict=True)]
+    return digest(hash_text(piles, g.found, g.redeals_left))
+
+
+def play_hash_rates(positions: list[Game], moves: list[str], repeat: int) -> tuple[float, float]:
+    """Moves/s of ``play`` then the state hash, as the server does per move: with the
+    incremental ``state_hash`` (its per-pile cache warm, as in a race) and with the full
+    recomputation, in the same run."""
+
+    def run(incremental: bool) -> float:
+        fresh = [g.copy() for g in positions]
+        for g in fresh:
+            g.state_hash()  # warm: a racing game has hashed its previous position
+        t = time.perf_counter()
+        if incremental:
+            for g, m in zip(fresh, moves, strict=True):
+                g.play(m)
+                g.state_hash()
+        else:
+            for g, m in zip(fresh, moves, strict=True):
+                g.play(m)
+                full_hash(g)
+        return time.perf_counter() - t
+
+    return (best_rate(len(positions), lambda: run(True), repeat),
+            best_rate(len(positions), lambda: run(False), repeat))
+
+
+def stuck_rates(positions: list[Game], repeat: int) -> tuple[float, float]:
+    """``game.stuck`` per second, and the full test it short-cuts (no legal move listed),
+    over the same positions in the same run."""
+
+    def run(short: bool) -> float:
+        t = time.perf_counter()
+        if short:
+            for g in positions:
+                g.stuck  # noqa: B018 - the property is what is timed
+        else:
+            for g in positions:
+                not g.won and not g.legal_moves()
+        return time.perf_counter() - t
+
+    return (best_rate(len(positions), lambda: run(True), repeat),
+            best_rate(len(positions), lambda: run(False), repeat))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=10_000,
@@ -135,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
             "legal_moves_per_s": legal_rate(positions, args.repeat),
             "play_per_s": play_rate(positions, moves, args.repeat),
         })
+        rows[-1]["play_hash_per_s"], rows[-1]["play_full_hash_per_s"] = play_hash_rates(
+            positions, moves, args.repeat)
+        rows[-1]["stuck_per_s"], rows[-1]["stuck_full_per_s"] = stuck_rates(
+            positions, args.repeat)
     missed = [
         f"{r['variant']} {what}"
         for r in rows
@@ -156,6 +212,18 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['deals_per_s']:>8,.0f} {r['legal_moves_per_s']:>13,.0f} "
                   f"{r['play_per_s']:>8,.0f} {r['legal_moves_per_s'] / base:>10.4f} "
                   f"{r['play_per_s'] / base:>9.4f}")
+        print("\nplay() + state hash per move (the server's pattern), incremental vs full:")
+        print(f"{'variant':<13} {'incremental/s':>13} {'full/s':>9} {'speed-up':>8} "
+              f"{'µs saved per move':>17}")
+        for r in rows:
+            inc, full = r["play_hash_per_s"], r["play_full_hash_per_s"]
+            print(f"{r['variant']:<13} {inc:>13,.0f} {full:>9,.0f} {inc / full:>8.2f} "
+                  f"{1e6 / full - 1e6 / inc:>17.2f}")
+        print("\ngame.stuck (short-cut) vs listing every legal move, per position:")
+        print(f"{'variant':<13} {'stuck/s':>10} {'full/s':>9} {'speed-up':>8}")
+        for r in rows:
+            fast, full = r["stuck_per_s"], r["stuck_full_per_s"]
+            print(f"{r['variant']:<13} {fast:>10,.0f} {full:>9,.0f} {fast / full:>8.2f}")
         print(f"targets: play() >= {PLAY_TARGET:,}/s, legal_moves() >= {LEGAL_TARGET:,}/s: "
               + ("all met" if not missed else "MISSED " + ", ".join(missed)))
     return 1 if args.check and missed else 0

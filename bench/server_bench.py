@@ -1,6 +1,8 @@
 """Server benchmark: move→ack latency (p50/p99) and moves/s of one server process, against
 a bare websockets echo server measured in the same run (same client, same frame sizes,
 same loopback), so the figures say what the game logic costs on top of the transport.
+The echo answers each move with an ack-sized frame (``bench/baselines.py``); the fuller
+comparison of issue #16, with server CPU from /proc, is ``python -m bench.compare``.
 
     .venv/bin/python bench/server_bench.py [--moves 3000] [--clients 16] [--seconds 3]
                                            [--window 8] [--redis]
@@ -28,36 +30,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import engine
-from protocol import PROTOCOL_VERSION, decode_server, encode
-from protocol import messages as m
+from bench.players import Player, find_cycle
 
 VARIANT = "spanish"
 SEED = 1
-
-
-def find_cycle(variant: str, seed: int) -> tuple[str, str]:
-    """Two moves that undo each other on the fresh deal."""
-    game = engine.new_game(variant, seed=seed)
-    for mv in game.legal_moves():
-        text = str(mv)
-        if text.count(">") != 1 or text.endswith(">f") or text.startswith("f") or ":" in text:
-            continue
-        src, dst = text.split(">")
-        after = game.copy()
-        after.play(text)
-        back = f"{dst}>{src}"
-        try:
-            after.play(back)
-        except engine.EngineError:
-            continue
-        if after.state_hash() == game.state_hash():
-            return text, back
-    raise SystemExit(f"no reversible move pair on {variant} seed {seed}")
 
 
 # --------------------------------------------------------------------------- servers
@@ -76,13 +55,11 @@ async def _run_solrace() -> None:
 
 
 async def _run_echo() -> None:
-    from websockets.asyncio.server import ServerConnection, serve
+    from websockets.asyncio.server import serve
 
-    async def echo(ws: ServerConnection) -> None:
-        async for message in ws:
-            await ws.send(message)
+    from bench.baselines import echo_handler  # answers every frame with an ack-sized frame
 
-    async with serve(echo, "127.0.0.1", 0, compression=None) as server:
+    async with serve(echo_handler(), "127.0.0.1", 0, compression=None) as server:
         print(f"listening {server.sockets[0].getsockname()[1]}", flush=True)
         await asyncio.Event().wait()
 
@@ -98,85 +75,18 @@ def _serve(role: str) -> None:
 
 
 # --------------------------------------------------------------------------- clients
-class Player:
-    """One connection playing the move cycle (or echoing move-sized frames)."""
-
-    def __init__(self, ws: Any, cycle: tuple[str, str], echo: bool) -> None:
-        self.ws, self.cycle, self.echo, self.seq = ws, cycle, echo, 0
-
-    @classmethod
-    async def open(cls, url: str, cycle: tuple[str, str], echo: bool) -> Player:
-        from websockets.asyncio.client import connect
-
-        ws = await connect(url, compression=None, max_queue=None)
-        player = cls(ws, cycle, echo)
-        if not echo:
-            await ws.send(encode(m.Hello(version=PROTOCOL_VERSION, name="bench")))
-            await player._until(m.Welcome)
-            await ws.send(encode(m.CreateRoom(settings=m.RoomSettings(
-                variant=VARIANT, countdown_s=0, spectators=False, public=False))))
-            await player._until(m.Joined)
-            await ws.send(encode(m.Ready()))
-            await player._until(m.Started)
-        return player
-
-    async def _until(self, kind: type) -> Any:
-        while True:
-            message = decode_server(await self.ws.recv())
-            if isinstance(message, kind):
-                return message
-            if isinstance(message, m.Error | m.Rejected | m.Closing):
-                raise RuntimeError(f"bench client got {message}")
-
-    async def one_move(self) -> float:
-        """Play the next move; seconds from send to its ack (or echo)."""
-        self.seq += 1
-        frame = encode(m.Move(seq=self.seq, move=self.cycle[(self.seq - 1) % 2]))
-        started = time.perf_counter()
-        await self.ws.send(frame)
-        if self.echo:
-            await self.ws.recv()
-        else:
-            while True:
-                message = decode_server(await self.ws.recv())
-                if isinstance(message, m.Accepted):
-                    break
-                if isinstance(message, m.Rejected | m.Error):
-                    raise RuntimeError(f"move refused: {message}")
-        return time.perf_counter() - started
-
-    async def pipelined(self, deadline: float, window: int) -> int:
-        """Keep ``window`` moves in flight until ``deadline``; acks received."""
-        acked = 0
-        in_flight = 0
-        while True:
-            while in_flight < window and time.perf_counter() < deadline:
-                self.seq += 1
-                await self.ws.send(encode(m.Move(seq=self.seq,
-                                                 move=self.cycle[(self.seq - 1) % 2])))
-                in_flight += 1
-            if in_flight == 0:
-                return acked
-            frame = await self.ws.recv()
-            if not self.echo:
-                message = decode_server(frame)
-                if not isinstance(message, m.Accepted):
-                    if isinstance(message, m.Rejected | m.Error):
-                        raise RuntimeError(f"move refused: {message}")
-                    continue
-            in_flight -= 1
-            acked += 1
-
-
 async def measure(url: str, echo: bool, moves: int, clients: int, seconds: float,
                   window: int, cycle: tuple[str, str]) -> dict[str, float]:
     """Latency (one client) then throughput (many clients) against ``url``."""
-    solo = await Player.open(url, cycle, echo)
+    solo = await Player.solo(url, cycle, solrace=not echo)
     for _ in range(200):  # warm up
         await solo.one_move()
-    samples = sorted([await solo.one_move() for _ in range(moves)])
+    solo.acks.clear()
+    for _ in range(moves):
+        await solo.one_move()
+    samples = sorted(solo.acks)
     await solo.ws.close()
-    players = [await Player.open(url, cycle, echo) for _ in range(clients)]
+    players = [await Player.solo(url, cycle, solrace=not echo) for _ in range(clients)]
     deadline = time.perf_counter() + seconds
     counts = [0] * clients
 

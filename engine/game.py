@@ -30,7 +30,7 @@ from .moves import (
     tableau_row,
 )
 from .shuffle import shuffled_deck
-from .statehash import digest, hash_text
+from .statehash import digest, join_text, pile_text
 from .variants import Variant, get_variant
 from .variants.base import EMPTY_KING, EMPTY_NEVER, RUN, SINGLE, YUKON, Rules
 
@@ -47,7 +47,8 @@ class Game:
     """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
     foundation heights by suit (S H D C) and the redeals left."""
 
-    __slots__ = ("down", "found", "options", "piles", "redeals_left", "rules", "variant")
+    __slots__ = ("_pile_texts", "down", "found", "options", "piles", "redeals_left", "rules",
+                 "variant")
 
     def __init__(
         self,
@@ -66,6 +67,10 @@ class Game:
         self.down = down
         self.found = found
         self.redeals_left = redeals_left
+        # The state hash's text of each pile, kept between calls to ``state_hash`` so a
+        # move re-renders only the piles it touched (None: not rendered yet, or stale).
+        # ``_apply`` is the only code that changes piles, and it marks them stale.
+        self._pile_texts: list[str | None] | None = None
 
     # ----------------------------------------------------------------- state
     @property
@@ -85,8 +90,21 @@ class Game:
 
     @property
     def stuck(self) -> bool:
-        """Not won, and no legal move (redeal included) remains."""
-        return not self.won and not self.legal_moves()
+        """Not won, and no legal move (redeal included) remains.
+
+        Asked after every move, and nearly always false: two cheap sufficient signs of a
+        legal move are checked before listing them all. Both are rules ``legal_moves``
+        applies without condition: with a redeal left, the redeal is listed whenever
+        nothing else is; a pile's top card that is next on its foundation can go there."""
+        found = self.found
+        if found[0] + found[1] + found[2] + found[3] == 52:
+            return False
+        if self.redeals_left > 0:
+            return False
+        for p in self.piles:
+            if p and found[p[-1] // 13] == p[-1] % 13:
+                return False
+        return not self.legal_moves()
 
     def copy(self) -> Game:
         """An independent copy (the rules tables are shared, they are immutable)."""
@@ -96,13 +114,24 @@ class Game:
         g.down = self.down[:]
         g.found = self.found[:]
         g.redeals_left = self.redeals_left
+        texts = self._pile_texts
+        g._pile_texts = texts[:] if texts is not None else None  # strings are immutable
         return g
 
     def state_hash(self) -> int:
-        """The 32-bit state hash of this board's view (see ``engine.statehash``)."""
+        """The 32-bit state hash of this board's view (see ``engine.statehash``).
+
+        Incremental: only the piles changed since the last call are rendered again (a
+        move changes one or two); the result equals ``engine.view_hash(self.view())``."""
+        texts = self._pile_texts
+        if texts is None:
+            texts = self._pile_texts = [None] * len(self.piles)
         codes = C.CODES
-        piles = [(d, [codes[c] for c in p[d:]]) for p, d in zip(self.piles, self.down, strict=True)]
-        return digest(hash_text(piles, self.found, self.redeals_left))
+        for i, text in enumerate(texts):
+            if text is None:
+                d = self.down[i]
+                texts[i] = pile_text(d, [codes[c] for c in self.piles[i][d:]])
+        return digest(join_text(texts, self.found, self.redeals_left))  # type: ignore[arg-type]
 
     # ----------------------------------------------------------------- moves
     def legal_moves(self) -> list[Move]:
@@ -322,7 +351,14 @@ class Game:
             self.piles = [cards[i * group : (i + 1) * group] for i in range(len(piles))]
             self.down = [0] * len(piles)
             self.redeals_left -= 1
+            self._pile_texts = None
             return plain_diff("redeal")
+        texts = self._pile_texts
+        if texts is not None:  # stale: rendered again by the next state_hash()
+            if src_index >= 0:
+                texts[src_index] = None
+            if kind != TO_FOUNDATION:
+                texts[mv.dst - 1] = None
         if src_index >= 0 and down[src_index] and len(piles[src_index]) == down[src_index]:
             down[src_index] -= 1
             return Diff(text, ((src_index + 1, C.CODES[piles[src_index][-1]]),))

@@ -21,9 +21,18 @@ def hash_text(
 ) -> str:
     """The canonical text the hash is taken over (exposed for other implementations'
     tests and for debugging a desync)."""
-    body = "|".join(f"{down}:{''.join(up)}" for down, up in piles)
+    return join_text([pile_text(down, up) for down, up in piles], found, redeals)
+
+
+def pile_text(down: int, up: Iterable[str]) -> str:
+    """One pile's part of the text: ``<face-down count>:<face-up codes>``."""
+    return f"{down}:{''.join(up)}"
+
+
+def join_text(piles: Iterable[str], found: Iterable[int], redeals: int) -> str:
+    """The whole text from each pile's ``pile_text``, the foundations and the redeals."""
     f = ",".join(str(x) for x in found)
-    return f"{body}|F{f}|R{redeals}"
+    return f"{'|'.join(piles)}|F{f}|R{redeals}"
 
 
 def digest(text: str) -> int:
