@@ -64,6 +64,9 @@ class ServerConfig:
     verdict_max_nodes: int = 50_000  # the search's node budget (about 50 MB)
     hint_budget_s: float = 0.5  # solver time for one hint (hints cost heavy credits)
     max_live_rooms: int = 10_000  # rooms this node holds connections in
+    # events a room waits to publish while the store refuses them (retried in order);
+    # beyond it the oldest go (a resume or the next event brings receivers up to date)
+    room_outbox: int = 4096
 
     # -- deadlines (in the store; every node sweeps them: docs/SERVER.md, "Deadlines")
     sweep_interval_s: float = 0.25  # how late a deadline armed on another node may fire

@@ -287,8 +287,11 @@ async def finish(room: Room) -> None:
     if frame is None:
         frame = await store.put_results(code, encode(await _build_results(room, record)))
         room.server.metrics.races_finished.labels(record.end_reason or "all_done").inc()
-    await store.clear_deadline(code, "results")
     await room.publish(ev.Finished(frame))
+    # The outbox retries a publish the store refused; only once the results are out is
+    # the results deadline done (else another node announces them when it falls due).
+    await room.flush()
+    await store.clear_deadline(code, "results")
     await store.expire_room(code, room.config.results_ttl_s)
 
 

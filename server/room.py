@@ -84,6 +84,8 @@ class Host(Protocol):
     def wake_at(self, at_ms: int) -> None:
         """A deadline of one of its rooms falls due at ``at_ms``: sweep then (any node
         sweeps every deadline anyway; this makes the arming node fire on time)."""
+OUTBOX_BACKOFF_MIN_S = 0.05  # a refused publish is retried after this, doubling...
+OUTBOX_BACKOFF_MAX_S = 1.0  # ...up to this, until the store answers
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
@@ -213,20 +215,35 @@ class Room(Timed):
 
         Events go through a per-room outbox drained by one task, so the caller (a move
         being acknowledged) does not wait for the publish round trip, while events from
-        this node still reach every node in the order they were produced. A publish that
-        fails is logged: the state is in the store, and the next event or a resume brings
-        receivers up to date."""
+        this node still reach every node in the order they were produced. A publish the
+        store refuses is retried, in order, until it goes out (the outbox holds at most
+        ``room_outbox`` events; ``flush`` waits for it). Any other failure is logged
+        and the event dropped: the state is in the store, and the next event or a
+        resume brings receivers up to date."""
+        if len(self._outbox) >= self.config.room_outbox:
+            self._outbox.popleft()  # the store has been away for long: oldest goes first
+            log.warning("room %s: outbox full; oldest event dropped", self.code)
         self._outbox.append(ev.encode_event(event))
         if self._publisher is None or self._publisher.done():
             self._publisher = asyncio.get_running_loop().create_task(self._drain_outbox())
 
     async def _drain_outbox(self) -> None:
-        while self._outbox:
-            data = self._outbox.popleft()
+        backoff = OUTBOX_BACKOFF_MIN_S
+        while self._outbox and not self.closed:
             try:
-                await self.store.publish(self.code, data)
+                await self.store.publish(self.code, self._outbox[0])
+            except StoreUnavailable as exc:
+                # Kept and sent again, in order, when the store is back: a dropped
+                # Started or Finished would leave players waiting for ever. Receivers
+                # drop what they already have (a refused publish may have gone out).
+                log.warning("room %s: publish failed (%s); retrying", self.code, exc)
+                await asyncio.sleep(backoff)  # retry backoff, not synchronisation
+                backoff = min(backoff * 2, OUTBOX_BACKOFF_MAX_S)
+                continue
             except Exception:
                 log.exception("room %s: publish failed; event dropped", self.code)
+            self._outbox.popleft()
+            backoff = OUTBOX_BACKOFF_MIN_S
 
     async def flush(self) -> None:
         """Wait until every event published so far has been handed to the store."""

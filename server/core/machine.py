@@ -16,8 +16,9 @@ a deadline that fires twice, late or in a phase it no longer applies to does not
 - ``end``    (countdown, running; timed races): the time limit.
 - ``abandon:N`` (running, untimed): seat N offline for the whole grace period resigns.
 - ``results`` (finished): the results are due. Armed *before* the finish's
-  compare-and-set, so a node that dies between the finish and storing the results
-  leaves a deadline that any node fires, rebuilding the results from the logs.
+  compare-and-set and cleared only once the results are stored *and* published, so a
+  node that dies (or a store that fails) anywhere in between leaves a deadline that any
+  node fires, rebuilding the results from the logs or announcing the stored ones.
 - ``lobby``  (lobby): a room that never starts expires.
 
 A later ``rematch`` fits as one more event on a finished room with results (a new room
@@ -391,7 +392,9 @@ def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
     if kind == "results":
         if room.phase == "running":  # a Due on a finish that never happened: finish now
             return _finish(room, "all_done" if _all_done(room) else "time", now_ms)
-        if room.phase == "finished" and not room.has_results:
+        if room.phase == "finished":
+            # stored results may not have been announced yet (the store failed, or the
+            # node died, between storing and publishing): Finish announces them again
             return [Finish("")]
         return []
     if kind == "lobby":
