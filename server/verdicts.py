@@ -151,6 +151,15 @@ class VerdictPool:
                 await task
         self._tasks.clear()
         self._by_client.clear()
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+            # A search still running is not worth waiting for: stop its worker, then join
+            # the pool's manager thread here. Left to the interpreter's exit hook, a pool
+            # shut down without waiting can raise there ("Exception ignored in: <module
+            # 'threading'>" on stderr, which breaks one-JSON-object-per-line logs).
+            workers = getattr(executor, "_processes", None) or {}  # CPython: pid -> Process
+            for process in list(workers.values()):
+                with contextlib.suppress(OSError, ValueError):
+                    process.terminate()
+            await asyncio.to_thread(executor.shutdown, True)
