@@ -48,7 +48,8 @@ class Server:
 
     def __init__(self, config: ServerConfig | None = None, store: Store | None = None) -> None:
         self.config = config or ServerConfig()
-        self.store: Store = store if store is not None else open_store(self.config.store_url)
+        self.store: Store = store if store is not None else open_store(
+            self.config.store_url, self.config.redis_wait_replicas)
         self.node_id = self.config.node_id or f"{socket.gethostname()}-{os.getpid()}"
         self.metrics = Metrics()
         self.rooms: dict[str, Room] = {}
