@@ -283,14 +283,18 @@ def _start(room: RoomState, event: StartAsked, now_ms: int) -> list[Effect]:
 
 def _countdown(room: RoomState, now_ms: int) -> list[Effect]:
     start_ms = now_ms + room.countdown_s * 1000
-    effects: list[Effect] = [
-        Transition("lobby", "countdown", {"start_ms": start_ms}),
-        Disarm("lobby"),
-        Arm("start", start_ms),
-    ]
+    # The deadlines go first: a node that dies right after the compare-and-set must not
+    # leave a countdown nobody ends (a deadline armed by a node that then loses the
+    # compare-and-set is harmless: Due checks the room's own start_ms). The announcement
+    # follows the compare-and-set at once; the lobby's deadline can wait.
+    effects: list[Effect] = [Arm("start", start_ms)]
     if room.time_limit_s:
         effects.append(Arm("end", start_ms + room.time_limit_s * 1000))
-    effects.append(Announce("countdown", start_ms=start_ms))
+    effects += [
+        Transition("lobby", "countdown", {"start_ms": start_ms}),
+        Announce("countdown", start_ms=start_ms),
+        Disarm("lobby"),
+    ]
     return effects
 
 

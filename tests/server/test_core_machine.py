@@ -63,11 +63,11 @@ def test_check_in_the_lobby_starts_the_countdown_when_every_present_seat_is_read
                  SeatState(3, connected=False), time_limit_s=60)
     start = T0 + 3_000
     assert core.step(ready, Check(), T0) == [
-        Transition("lobby", "countdown", {"start_ms": start}),
-        Disarm("lobby"),
-        Arm("start", start),
+        Arm("start", start),  # before the compare-and-set: a dying winner leaves them
         Arm("end", start + 60_000),
+        Transition("lobby", "countdown", {"start_ms": start}),
         Announce("countdown", start_ms=start),
+        Disarm("lobby"),
     ]
     # one present seat not ready: nothing happens
     assert core.step(room("lobby", SeatState(1, ready=True), SeatState(2)), Check(), T0) == []
@@ -78,8 +78,8 @@ def test_check_in_the_lobby_starts_the_countdown_when_every_present_seat_is_read
 def test_start_now_is_the_creators_alone() -> None:
     untimed = T0 + 3_000
     assert core.step(room(), StartAsked(1), T0) == [
-        Transition("lobby", "countdown", {"start_ms": untimed}), Disarm("lobby"),
-        Arm("start", untimed), Announce("countdown", start_ms=untimed)]
+        Arm("start", untimed), Transition("lobby", "countdown", {"start_ms": untimed}),
+        Announce("countdown", start_ms=untimed), Disarm("lobby")]
     assert core.step(room(), StartAsked(2), T0) == [Refuse(Code.NOT_CREATOR)]
     assert core.step(room(), StartAsked(0), T0) == [Refuse(Code.NOT_CREATOR)]
     assert core.step(room("running"), StartAsked(1), T0) == [
