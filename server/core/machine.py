@@ -298,9 +298,10 @@ def _countdown(room: RoomState, now_ms: int) -> list[Effect]:
     return effects
 
 
-def _begin(room: RoomState, now_ms: int) -> list[Effect]:
-    """countdown → running: every seat gets the deal's standing before anyone is told."""
-    effects: list[Effect] = [Transition("countdown", "running")]
+def _begin(room: RoomState, now_ms: int, transition: bool = True) -> list[Effect]:
+    """countdown → running: every seat gets the deal's standing before anyone is told.
+    Without ``transition``: the rest of a start whose node died after the change."""
+    effects: list[Effect] = [Transition("countdown", "running")] if transition else []
     status = room.opening_status
     effects += [SetSeat(s.seat, {"status": status, "progress": room.opening_progress})
                 for s in room.seats]
@@ -372,6 +373,9 @@ def _give_up(room: RoomState, seat: int, now_ms: int) -> list[Effect]:
 def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
     kind = event.kind
     if kind == "start":
+        if room.phase == "running" and any(s.status == "lobby" for s in room.seats):
+            # the node that started the race died before its seats were set: finish it
+            return _begin(room, now_ms, transition=False)
         if room.phase != "countdown":
             return []
         if room.start_ms is not None and now_ms < room.start_ms:

@@ -126,10 +126,22 @@ def test_start_due_begins_the_race_with_the_deals_standing() -> None:
     ]
 
 
+def test_start_due_again_completes_a_start_whose_node_died() -> None:
+    """Phase running but the seats still say lobby: the starter died after the
+    compare-and-set; the start deadline (not marked done) finishes the job."""
+    half = room("running", SeatState(1, status="lobby"), SeatState(2, status="lobby"),
+                start_ms=T0, time_limit_s=60, opening_progress=4)
+    assert core.step(half, Due("start"), T0 + 1_500) == [
+        SetSeat(1, {"status": "playing", "progress": 4}),
+        SetSeat(2, {"status": "playing", "progress": 4}),
+        Announce("started"),
+    ]
+
+
 def test_start_due_early_rearms_and_twice_does_nothing() -> None:
     counting = room("countdown", start_ms=T0 + 10)
     assert core.step(counting, Due("start"), T0) == [Arm("start", T0 + 10)]
-    assert core.step(room("running", start_ms=T0), Due("start"), T0 + 10) == []
+    assert core.step(room("running", *playing(1, 2), start_ms=T0), Due("start"), T0 + 10) == []
 
 
 def test_a_deal_without_a_move_finishes_at_the_start() -> None:
