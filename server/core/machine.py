@@ -359,15 +359,18 @@ def _resigned(room: RoomState, event: Resigned, now_ms: int) -> list[Effect]:
     seat = room.seat(event.seat)
     if room.phase == "finished" or seat is None or seat.status != "playing":
         status = seat.status if seat else "finished"
-        return [Refuse(Code.FINISHED, f"your race is over ({status})")]
+        refuse = Refuse(Code.FINISHED, f"your race is over ({status})")
+        # running: a node may have died between this seat's last write and its Check
+        return [Recheck(), refuse] if room.phase == "running" else [refuse]
     if seat.epoch != event.epoch:
         return [Refuse(Code.TAKEN_OVER, "another connection resumed this seat")]
     return _give_up(room, event.seat, now_ms)
 
 
 def _give_up(room: RoomState, seat: int, now_ms: int) -> list[Effect]:
-    return [SetSeat(seat, {"status": "resigned"}), Disarm(f"abandon:{seat}"),
-            Announce("seat", seat=seat), Announce("ranking"), Recheck()]
+    # the abandon deadline is done last: a node dying before it leaves it to fire again
+    return [SetSeat(seat, {"status": "resigned"}), Announce("seat", seat=seat),
+            Announce("ranking"), Recheck(), Disarm(f"abandon:{seat}")]
 
 
 def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
@@ -393,9 +396,10 @@ def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
     if kind.startswith("abandon:"):
         number = int(kind.partition(":")[2])
         seat = room.seat(number)
-        if room.phase != "running" or seat is None or seat.connected or (
-                seat.status not in ("playing", "lobby")):
+        if room.phase != "running" or seat is None or seat.connected:
             return []
+        if seat.status not in ("playing", "lobby"):
+            return _check(room, now_ms)  # given up already: the finish may be owed
         return _give_up(room, number, now_ms)
     if kind == "results":
         if room.phase == "running":  # a Due on a finish that never happened: finish now

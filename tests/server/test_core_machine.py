@@ -194,13 +194,13 @@ def test_a_move_that_ends_the_last_seat_finishes() -> None:
 def test_resign_while_running() -> None:
     racing = room("running", *playing(1, 2), start_ms=T0)
     assert core.step(racing, Resigned(2, epoch=1), T0) == [
-        SetSeat(2, {"status": "resigned"}), Disarm("abandon:2"), Announce("seat", seat=2),
-        Announce("ranking"), Recheck()]
+        SetSeat(2, {"status": "resigned"}), Announce("seat", seat=2),
+        Announce("ranking"), Recheck(), Disarm("abandon:2")]
     assert core.step(racing, Resigned(2, epoch=7), T0) == [
         Refuse(Code.TAKEN_OVER, "another connection resumed this seat")]
     over = room("running", SeatState(1, status="won"), *playing(2), start_ms=T0)
     assert core.step(over, Resigned(1, epoch=1), T0) == [
-        Refuse(Code.FINISHED, "your race is over (won)")]
+        Recheck(), Refuse(Code.FINISHED, "your race is over (won)")]
 
 
 def test_check_while_running_finishes_when_nobody_plays() -> None:
@@ -231,8 +231,12 @@ def test_abandon_due_resigns_an_offline_seat_only() -> None:
     gone = room("running", SeatState(1, status="playing"),
                 SeatState(2, status="playing", connected=False), start_ms=T0)
     assert core.step(gone, Due("abandon:2"), T0) == [
-        SetSeat(2, {"status": "resigned"}), Disarm("abandon:2"), Announce("seat", seat=2),
-        Announce("ranking"), Recheck()]
+        SetSeat(2, {"status": "resigned"}), Announce("seat", seat=2),
+        Announce("ranking"), Recheck(), Disarm("abandon:2")]
+    # fired again after its node died mid-way: the seat gave up; the finish may be owed
+    done = room("running", SeatState(1, status="won"),
+                SeatState(2, status="resigned", connected=False), start_ms=T0)
+    assert core.step(done, Due("abandon:2"), T0)[-1] == Finish("all_done")
     assert core.step(gone, Due("abandon:1"), T0) == []  # seat 1 came back
     assert core.step(replace(gone, phase="finished"), Due("abandon:2"), T0) == []
 
