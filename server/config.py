@@ -80,6 +80,9 @@ class ServerConfig:
     # AOF) is refused at the start unless the operator accepts it (then /healthz says
     # "degraded" and solrace_store_durable is 0). `solrace serve --allow-volatile-store`.
     allow_volatile_store: bool = False
+    # acknowledge a move only once this many Redis replicas have it (WAIT; standalone
+    # Redis only); with it, replicas make a Redis without AOF durable
+    redis_wait_replicas: int = 0
 
     # -- shutdown
     shutdown_grace_s: float = 5.0  # time for writers to flush before connections are cut

@@ -53,7 +53,9 @@ def room_state(record: RoomRecord, seats: list[SeatRecord], room: Room,
     settings, config = room.settings, room.config
     opening_status: SeatStatus = "playing"
     opening_progress = 0
-    if record.phase == "countdown":  # only the start needs the deal's standing
+    starting = record.phase == "countdown" or (
+        record.phase == "running" and any(s.status == "lobby" for s in seats))
+    if starting:  # only the start (or a start to complete) needs the deal's standing
         start = opening(views.new_board(record, settings))
         opening_status, opening_progress = start.status, start.progress
     return core.RoomState(

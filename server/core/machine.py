@@ -283,20 +283,25 @@ def _start(room: RoomState, event: StartAsked, now_ms: int) -> list[Effect]:
 
 def _countdown(room: RoomState, now_ms: int) -> list[Effect]:
     start_ms = now_ms + room.countdown_s * 1000
-    effects: list[Effect] = [
-        Transition("lobby", "countdown", {"start_ms": start_ms}),
-        Disarm("lobby"),
-        Arm("start", start_ms),
-    ]
+    # The deadlines go first: a node that dies right after the compare-and-set must not
+    # leave a countdown nobody ends (a deadline armed by a node that then loses the
+    # compare-and-set is harmless: Due checks the room's own start_ms). The announcement
+    # follows the compare-and-set at once; the lobby's deadline can wait.
+    effects: list[Effect] = [Arm("start", start_ms)]
     if room.time_limit_s:
         effects.append(Arm("end", start_ms + room.time_limit_s * 1000))
-    effects.append(Announce("countdown", start_ms=start_ms))
+    effects += [
+        Transition("lobby", "countdown", {"start_ms": start_ms}),
+        Announce("countdown", start_ms=start_ms),
+        Disarm("lobby"),
+    ]
     return effects
 
 
-def _begin(room: RoomState, now_ms: int) -> list[Effect]:
-    """countdown → running: every seat gets the deal's standing before anyone is told."""
-    effects: list[Effect] = [Transition("countdown", "running")]
+def _begin(room: RoomState, now_ms: int, transition: bool = True) -> list[Effect]:
+    """countdown → running: every seat gets the deal's standing before anyone is told.
+    Without ``transition``: the rest of a start whose node died after the change."""
+    effects: list[Effect] = [Transition("countdown", "running")] if transition else []
     status = room.opening_status
     effects += [SetSeat(s.seat, {"status": status, "progress": room.opening_progress})
                 for s in room.seats]
@@ -354,20 +359,26 @@ def _resigned(room: RoomState, event: Resigned, now_ms: int) -> list[Effect]:
     seat = room.seat(event.seat)
     if room.phase == "finished" or seat is None or seat.status != "playing":
         status = seat.status if seat else "finished"
-        return [Refuse(Code.FINISHED, f"your race is over ({status})")]
+        refuse = Refuse(Code.FINISHED, f"your race is over ({status})")
+        # running: a node may have died between this seat's last write and its Check
+        return [Recheck(), refuse] if room.phase == "running" else [refuse]
     if seat.epoch != event.epoch:
         return [Refuse(Code.TAKEN_OVER, "another connection resumed this seat")]
     return _give_up(room, event.seat, now_ms)
 
 
 def _give_up(room: RoomState, seat: int, now_ms: int) -> list[Effect]:
-    return [SetSeat(seat, {"status": "resigned"}), Disarm(f"abandon:{seat}"),
-            Announce("seat", seat=seat), Announce("ranking"), Recheck()]
+    # the abandon deadline is done last: a node dying before it leaves it to fire again
+    return [SetSeat(seat, {"status": "resigned"}), Announce("seat", seat=seat),
+            Announce("ranking"), Recheck(), Disarm(f"abandon:{seat}")]
 
 
 def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
     kind = event.kind
     if kind == "start":
+        if room.phase == "running" and any(s.status == "lobby" for s in room.seats):
+            # the node that started the race died before its seats were set: finish it
+            return _begin(room, now_ms, transition=False)
         if room.phase != "countdown":
             return []
         if room.start_ms is not None and now_ms < room.start_ms:
@@ -385,9 +396,10 @@ def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
     if kind.startswith("abandon:"):
         number = int(kind.partition(":")[2])
         seat = room.seat(number)
-        if room.phase != "running" or seat is None or seat.connected or (
-                seat.status not in ("playing", "lobby")):
+        if room.phase != "running" or seat is None or seat.connected:
             return []
+        if seat.status not in ("playing", "lobby"):
+            return _check(room, now_ms)  # given up already: the finish may be owed
         return _give_up(room, number, now_ms)
     if kind == "results":
         if room.phase == "running":  # a Due on a finish that never happened: finish now

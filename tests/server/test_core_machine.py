@@ -63,11 +63,11 @@ def test_check_in_the_lobby_starts_the_countdown_when_every_present_seat_is_read
                  SeatState(3, connected=False), time_limit_s=60)
     start = T0 + 3_000
     assert core.step(ready, Check(), T0) == [
-        Transition("lobby", "countdown", {"start_ms": start}),
-        Disarm("lobby"),
-        Arm("start", start),
+        Arm("start", start),  # before the compare-and-set: a dying winner leaves them
         Arm("end", start + 60_000),
+        Transition("lobby", "countdown", {"start_ms": start}),
         Announce("countdown", start_ms=start),
+        Disarm("lobby"),
     ]
     # one present seat not ready: nothing happens
     assert core.step(room("lobby", SeatState(1, ready=True), SeatState(2)), Check(), T0) == []
@@ -78,8 +78,8 @@ def test_check_in_the_lobby_starts_the_countdown_when_every_present_seat_is_read
 def test_start_now_is_the_creators_alone() -> None:
     untimed = T0 + 3_000
     assert core.step(room(), StartAsked(1), T0) == [
-        Transition("lobby", "countdown", {"start_ms": untimed}), Disarm("lobby"),
-        Arm("start", untimed), Announce("countdown", start_ms=untimed)]
+        Arm("start", untimed), Transition("lobby", "countdown", {"start_ms": untimed}),
+        Announce("countdown", start_ms=untimed), Disarm("lobby")]
     assert core.step(room(), StartAsked(2), T0) == [Refuse(Code.NOT_CREATOR)]
     assert core.step(room(), StartAsked(0), T0) == [Refuse(Code.NOT_CREATOR)]
     assert core.step(room("running"), StartAsked(1), T0) == [
@@ -126,10 +126,22 @@ def test_start_due_begins_the_race_with_the_deals_standing() -> None:
     ]
 
 
+def test_start_due_again_completes_a_start_whose_node_died() -> None:
+    """Phase running but the seats still say lobby: the starter died after the
+    compare-and-set; the start deadline (not marked done) finishes the job."""
+    half = room("running", SeatState(1, status="lobby"), SeatState(2, status="lobby"),
+                start_ms=T0, time_limit_s=60, opening_progress=4)
+    assert core.step(half, Due("start"), T0 + 1_500) == [
+        SetSeat(1, {"status": "playing", "progress": 4}),
+        SetSeat(2, {"status": "playing", "progress": 4}),
+        Announce("started"),
+    ]
+
+
 def test_start_due_early_rearms_and_twice_does_nothing() -> None:
     counting = room("countdown", start_ms=T0 + 10)
     assert core.step(counting, Due("start"), T0) == [Arm("start", T0 + 10)]
-    assert core.step(room("running", start_ms=T0), Due("start"), T0 + 10) == []
+    assert core.step(room("running", *playing(1, 2), start_ms=T0), Due("start"), T0 + 10) == []
 
 
 def test_a_deal_without_a_move_finishes_at_the_start() -> None:
@@ -182,13 +194,13 @@ def test_a_move_that_ends_the_last_seat_finishes() -> None:
 def test_resign_while_running() -> None:
     racing = room("running", *playing(1, 2), start_ms=T0)
     assert core.step(racing, Resigned(2, epoch=1), T0) == [
-        SetSeat(2, {"status": "resigned"}), Disarm("abandon:2"), Announce("seat", seat=2),
-        Announce("ranking"), Recheck()]
+        SetSeat(2, {"status": "resigned"}), Announce("seat", seat=2),
+        Announce("ranking"), Recheck(), Disarm("abandon:2")]
     assert core.step(racing, Resigned(2, epoch=7), T0) == [
         Refuse(Code.TAKEN_OVER, "another connection resumed this seat")]
     over = room("running", SeatState(1, status="won"), *playing(2), start_ms=T0)
     assert core.step(over, Resigned(1, epoch=1), T0) == [
-        Refuse(Code.FINISHED, "your race is over (won)")]
+        Recheck(), Refuse(Code.FINISHED, "your race is over (won)")]
 
 
 def test_check_while_running_finishes_when_nobody_plays() -> None:
@@ -219,8 +231,12 @@ def test_abandon_due_resigns_an_offline_seat_only() -> None:
     gone = room("running", SeatState(1, status="playing"),
                 SeatState(2, status="playing", connected=False), start_ms=T0)
     assert core.step(gone, Due("abandon:2"), T0) == [
-        SetSeat(2, {"status": "resigned"}), Disarm("abandon:2"), Announce("seat", seat=2),
-        Announce("ranking"), Recheck()]
+        SetSeat(2, {"status": "resigned"}), Announce("seat", seat=2),
+        Announce("ranking"), Recheck(), Disarm("abandon:2")]
+    # fired again after its node died mid-way: the seat gave up; the finish may be owed
+    done = room("running", SeatState(1, status="won"),
+                SeatState(2, status="resigned", connected=False), start_ms=T0)
+    assert core.step(done, Due("abandon:2"), T0)[-1] == Finish("all_done")
     assert core.step(gone, Due("abandon:1"), T0) == []  # seat 1 came back
     assert core.step(replace(gone, phase="finished"), Due("abandon:2"), T0) == []
 
