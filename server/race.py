@@ -85,13 +85,21 @@ async def run(room: Room, event: core.Event) -> None:
 async def carry_out(room: Room, effects: list[core.Effect]) -> None:
     """Carry out ``effects`` in order (see the module docstring)."""
     store, code = room.store, room.code
+    # Deadlines armed before a compare-and-set wake this node's sweeper only once it is
+    # won (woken at once, a start due now would find the room still a lobby).
+    deferred: list[int] = []
+    transitions = sum(isinstance(e, core.Transition) for e in effects)
     for effect in effects:
         if isinstance(effect, core.Refuse):
             raise ProtocolError(effect.code, effect.message)
         if isinstance(effect, core.Transition):
+            transitions -= 1
             if not await store.set_phase(code, effect.expect, effect.phase, **effect.fields):
                 await room.refresh()
                 return
+            for at_ms in deferred:
+                room.server.wake_at(at_ms)
+            deferred.clear()
             room.record = msgspec.structs.replace(room.record, phase=effect.phase,
                                                   **effect.fields)
             if effect.phase == "countdown":
@@ -104,9 +112,16 @@ async def carry_out(room: Room, effects: list[core.Effect]) -> None:
             await store.update_seat(code, effect.seat, **effect.fields)
         elif isinstance(effect, core.Arm):
             await store.set_deadline(code, effect.kind, effect.at_ms)
-            room.server.wake_at(effect.at_ms)
+            if transitions:
+                deferred.append(effect.at_ms)
+            else:
+                room.server.wake_at(effect.at_ms)
         elif isinstance(effect, core.Disarm):
-            await store.clear_deadline(code, effect.kind)
+            try:
+                await store.clear_deadline(code, effect.kind)
+            except StoreUnavailable as exc:
+                # harmless left over: the core ignores a deadline its phase has passed
+                log.info("room %s: deadline %s not cleared (%s)", code, effect.kind, exc)
         elif isinstance(effect, core.Announce):
             await _announce(room, effect)
         elif isinstance(effect, core.Finish):

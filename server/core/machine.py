@@ -34,6 +34,7 @@ from protocol import Code
 from protocol.messages import RoomPhase, SeatStatus
 
 DONE: frozenset[str] = frozenset({"won", "stuck", "resigned", "timeout"})
+START_RETRY_MS = 1_000  # a start found in the lobby looks again this much later
 RESULTS_GRACE_MS = 1_000  # the finishing node has this long to store the results itself
 
 
@@ -283,10 +284,10 @@ def _start(room: RoomState, event: StartAsked, now_ms: int) -> list[Effect]:
 
 def _countdown(room: RoomState, now_ms: int) -> list[Effect]:
     start_ms = now_ms + room.countdown_s * 1000
-    # The deadlines go first: a node that dies right after the compare-and-set must not
-    # leave a countdown nobody ends (a deadline armed by a node that then loses the
-    # compare-and-set is harmless: Due checks the room's own start_ms). The announcement
-    # follows the compare-and-set at once; the lobby's deadline can wait.
+    # The deadlines go first: a node that dies, or a store that fails, right after the
+    # compare-and-set must not leave a countdown nobody ends. A start that falls due
+    # before the compare-and-set is stored finds a lobby and comes back a little later
+    # (see _due); the shell wakes its own sweeper only after the compare-and-set.
     effects: list[Effect] = [Arm("start", start_ms)]
     if room.time_limit_s:
         effects.append(Arm("end", start_ms + room.time_limit_s * 1000))
@@ -379,6 +380,8 @@ def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
         if room.phase == "running" and any(s.status == "lobby" for s in room.seats):
             # the node that started the race died before its seats were set: finish it
             return _begin(room, now_ms, transition=False)
+        if room.phase == "lobby":  # armed just before the countdown's compare-and-set
+            return [Arm("start", now_ms + START_RETRY_MS)]
         if room.phase != "countdown":
             return []
         if room.start_ms is not None and now_ms < room.start_ms:
