@@ -136,6 +136,7 @@ async def _run(args: argparse.Namespace) -> int:
         outcome = await play_bot(
             client, bot, max_moves=args.max_moves, think_s=args.think, results_timeout=None
         )
+        await client.wait_for_verdict()  # printed and saved with the results
     except RaceError as exc:
         print(f"solrace bot: {exc.message} ({exc.code})", file=sys.stderr)
         return 1

@@ -232,8 +232,10 @@ class PlayApp(RaceApp):
             self.exit_code = 0
             if self.remember:
                 forget_token(self.url, event.code, self.player_name)
-            saved = keep_results(event, self.save_results)
+            saved = keep_results(self.client.room.results or event, self.save_results)
             self.say(f"the race is over — results below{saved}; q quits", "bold magenta")
+        elif isinstance(event, M.Verdict):
+            self._on_verdict()
         elif isinstance(event, Disconnected):
             self.say(f"connection lost ({event.reason}); reconnecting…", "bold yellow")
         elif isinstance(event, Reconnected):

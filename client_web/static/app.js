@@ -33,6 +33,7 @@ const S = {
   ranking: [],
   results: null,
   verdict: null, // the commitment check: {ok, text}
+  earlyVerdict: null, // a verdict message that came before its results
   inflight: null, // the move text awaiting A/R
   sel: null, // {kind: "pile", pile, n} | {kind: "take", suit}
   cursor: 1, // keyboard: the focused pile
@@ -153,6 +154,9 @@ function handle(msg) {
       break;
     case "results":
       onResults(msg);
+      break;
+    case "verdict":
+      onVerdict(msg);
       break;
     case "hint":
       S.hint = msg.m ?? null;
@@ -277,7 +281,19 @@ function checkHash(seat, view, expected) {
   });
 }
 
+/** The deal's verdict, decided after the results went out (or just before them): the
+ * results view then says whether the deal was winnable. */
+function onVerdict(msg) {
+  if (!S.room || msg.c !== S.room.code || msg.wn == null) return;
+  if (!S.results) { S.earlyVerdict = msg; return; }
+  S.results.wn = msg.wn;
+  S.results.par = msg.par ?? null;
+}
+
 async function onResults(msg) {
+  const early = S.earlyVerdict;
+  S.earlyVerdict = null;
+  if (early && early.c === msg.c && msg.wn == null) Object.assign(msg, { wn: early.wn, par: early.par ?? null });
   S.results = msg;
   if (S.room) S.room.phase = "finished";
   S.ranking = msg.k;
@@ -880,7 +896,7 @@ function resultsView(room) {
   return h("section.panel.results", { id: "results" },
     h("h2", {}, "Results"),
     h("p", {}, r.why === "time" ? "Time is up." : "Every racer is done."),
-    r.wn === true ? h("p", {}, `The deal was winnable${r.par ? ` (solver: ${r.par} moves)` : ""}.`) : r.wn === false ? h("p", {}, "The deal was not winnable.") : null,
+    h("p", { id: "deal" }, r.wn === true ? `The deal was winnable${r.par ? ` (solver: ${r.par} moves)` : ""}.` : r.wn === false ? "The deal was not winnable." : "Whether the deal was winnable is not known (yet)."),
     h("p.mono.wrap", {}, `seed ${String(r.sd)} · salt ${r.sl}`),
     S.verdict ? h("p", { id: "verdict", className: S.verdict.ok ? "ok" : "bad" }, `${S.verdict.ok ? "✓" : "✗"} ${S.verdict.text}`) : h("p", { id: "verdict" }, "checking the commitment…"),
     h("div.row", {},
