@@ -124,7 +124,7 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     if msg.as_player:
         await _join_player(server, conn, record)
     else:
-        await _enter(server, conn, record, Member(conn, 0))
+        await _enter(server, conn, record, Member(conn, 0, created=True))
 
 
 async def join(server: Server, conn: Connection, code: str, role: str) -> None:

@@ -141,8 +141,9 @@ async def set_ready(room: Room, member: Member, ready: bool) -> None:
 
 
 async def start_now(room: Room, member: Member) -> None:
-    """The creator starts the countdown without waiting for readiness."""
-    await run(room, core.StartAsked(member.seat))
+    """The creator (the connection that created the room, seated or watching) starts
+    the countdown without waiting for readiness."""
+    await run(room, core.StartAsked(member.seat, watching_creator=member.created))
 
 
 # ---------------------------------------------------------------------------- moves

@@ -97,6 +97,7 @@ class Member:
     conn: Peer
     seat: int
     epoch: int = 0
+    created: bool = False  # this connection created the room (it may start it)
     game: engine.Game | None = None
     seq: int = 0
     status: str = "lobby"

@@ -91,9 +91,11 @@ class ReadySet:
 
 @dataclass(frozen=True)
 class StartAsked:
-    """Seat ``seat`` (the creator, or not) asks to start now."""
+    """Seat ``seat`` (the creator, or not) asks to start now. ``watching_creator``: the
+    sender is the connection that created the room without a seat (seat 0)."""
 
     seat: int
+    watching_creator: bool = False
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,7 @@ def _check(room: RoomState, now_ms: int) -> list[Effect]:
 
 
 def _start(room: RoomState, event: StartAsked, now_ms: int) -> list[Effect]:
-    if event.seat == 0 or event.seat != room.creator:
+    if not (event.watching_creator or (event.seat != 0 and event.seat == room.creator)):
         return [Refuse(Code.NOT_CREATOR)]
     if room.phase != "lobby":
         return [Refuse(Code.ROOM_CLOSED, "the race has already started")]

@@ -82,6 +82,11 @@ def test_start_now_is_the_creators_alone() -> None:
         Arm("start", untimed), Announce("countdown", start_ms=untimed)]
     assert core.step(room(), StartAsked(2), T0) == [Refuse(Code.NOT_CREATOR)]
     assert core.step(room(), StartAsked(0), T0) == [Refuse(Code.NOT_CREATOR)]
+    # the connection that created the room without a seat (seat 0, like any spectator)
+    watching = core.step(replace(room(), creator=0), StartAsked(0, watching_creator=True), T0)
+    assert core.transitions(watching) == [Transition("lobby", "countdown", {"start_ms": untimed})]
+    assert core.step(replace(room(), creator=0), StartAsked(0), T0) == [
+        Refuse(Code.NOT_CREATOR)]
     assert core.step(room("running"), StartAsked(1), T0) == [
         Refuse(Code.ROOM_CLOSED, "the race has already started")]
 
