@@ -27,3 +27,22 @@ async def test_a_watching_creator_can_start(server: Server) -> None:
         await client.expect(m.Countdown)
     for client in (creator, player, other):
         await client.close()
+
+
+@pytest.mark.parametrize(
+    ("move", "code"),
+    [("0>3", "illegal_move"), ("9>1", "illegal_move"), ("100>3", "illegal_move"),
+     ("3>x", "bad_notation"), ("3:1>7", "bad_notation"), ("03>7", "bad_notation")],
+)
+async def test_one_code_per_failure_kind(server: Server, move: str, code: str) -> None:
+    one = await TestClient.connect(server.url, "one")
+    await one.create(variant="brisbane", countdown_s=0)
+    await one.send(m.Ready())
+    await one.expect(m.Started)
+    rejected = await one.move(move)
+    assert isinstance(rejected, m.Rejected) and rejected.code == code, rejected
+    if code == "illegal_move":  # each names a source pile Brisbane (7 piles) lacks
+        number = move.split(">")[0]
+        assert rejected.reason == f"there is no pile {number}: piles are numbered 1 to 7"
+    assert (await server.store.get_seats(one.joined.code))[0].moves == 0  # type: ignore[union-attr]
+    await one.close()
