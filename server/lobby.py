@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import unicodedata
 from typing import Any, Protocol
 
 import msgspec
@@ -144,8 +145,22 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     await _enter(server, conn, record, Member(conn, 0))
 
 
+def same_name(name: str) -> str:
+    """A seat name as compared for uniqueness in a room: NFC-normalised, spaces trimmed,
+    case-folded ("Ann " and "ann" are the same name)."""
+    return unicodedata.normalize("NFC", name).strip().casefold()
+
+
 async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> None:
     settings = msgspec.convert(record.settings, RoomSettings)
+    # Names are unique among a room's seats (a resume keeps its seat's name; spectators
+    # have no seat). The check and add_seat are two steps: two joins with one name at
+    # the same instant on two nodes can still both get a seat.
+    wanted = same_name(conn.name)
+    if any(same_name(s.name) == wanted for s in await server.store.get_seats(record.code)):
+        raise ProtocolError(Code.NAME_TAKEN,
+                            f"the name {conn.name.strip()} is taken in room {record.code}: "
+                            "pick another")
     secret = tokens.new_secret()
     seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=tokens.secret_hash(secret))
     number = await server.store.add_seat(record.code, seat, settings.max_players)

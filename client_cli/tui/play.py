@@ -64,16 +64,11 @@ Screen { layout: vertical; }
 
 def advice(error: RaceError) -> str:
     """What to do about a refusal to create or join, where there is something to do."""
-    if error.code == NAME_TAKEN:
+    if error.code == Code.NAME_TAKEN:
         return " — pick another name with --name"
     if error.code == Code.BAD_TOKEN:
         return " — the race is over: watch it with solrace watch"
     return ""
-
-
-# The code a server gives a join whose name is already seated in the room (see
-# docs/CLIENT.md); a server that allows duplicate names never sends it.
-NAME_TAKEN = "name_taken"
 
 
 class PlayApp(RaceApp):

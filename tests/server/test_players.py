@@ -46,3 +46,25 @@ async def test_one_code_per_failure_kind(server: Server, move: str, code: str) -
         assert rejected.reason == f"there is no pile {number}: piles are numbered 1 to 7"
     assert (await server.store.get_seats(one.joined.code))[0].moves == 0  # type: ignore[union-attr]
     await one.close()
+
+
+async def test_names_are_unique_among_a_rooms_seats(server: Server) -> None:
+    ann = await TestClient.connect(server.url, "ann")
+    joined = await ann.create(variant="spanish")
+    twin = await TestClient.connect(server.url, "Ann ")  # case and spaces do not count
+    await twin.send(m.Join(code=joined.code))
+    error = await twin.expect_error("name_taken")
+    assert error.message == f"the name Ann is taken in room {joined.code}: pick another"
+    assert not error.fatal and not error.retryable
+    assert [s.name for s in await server.store.get_seats(joined.code)] == ["ann"]
+    await twin.join(joined.code, role="spectator")  # watching needs no unique name
+    bob = await TestClient.connect(server.url, "bob")
+    await bob.join(joined.code)
+    # a resume keeps the seat's name, whatever the hello says
+    assert ann.joined is not None and ann.joined.token is not None
+    await ann.close()
+    back = await TestClient.connect(server.url, "bob", token=ann.joined.token)
+    rejoined = await back.expect(m.Joined)
+    assert {s.seat: s.name for s in rejoined.seats} == {1: "ann", 2: "bob"}
+    for client in (twin, bob, back):
+        await client.close()
