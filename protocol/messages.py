@@ -341,8 +341,8 @@ class Ranking(_Msg, tag="rank"):
 
 
 class Snapshot(_Msg, tag="snap"):
-    """A whole board, when diffs cannot bring the receiver up to date (a resume after too
-    long, a spectator joining late)."""
+    """A whole board, replacing the receiver's. This server sends none today (a resume
+    too far behind gets the board in ``joined``), but a client must accept it."""
 
     board: Board = field(name="bd")
 

@@ -24,7 +24,6 @@ from protocol.messages import (
     RoomList,
     RoomSettings,
     RoomSummary,
-    Snapshot,
     Verdict,
 )
 
@@ -184,8 +183,9 @@ async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> 
 
 async def resume(server: Server, conn: Connection, hello: Hello) -> None:
     """Resume a seat with its token: take it over (epoch + 1; the previous connection is
-    closed with ``taken_over``), send ``Joined`` with the board as of now, then the
-    diffs after ``hello.seen`` (or one ``Snapshot`` when too far behind)."""
+    closed with ``taken_over``) and send ``Joined``: without the seat's board and then
+    the diffs after ``hello.seen`` when the client is within ``snapshot_after`` moves
+    (``0 < seen ≤ n``), else with the board as of now and no diff."""
     code, seat_no, secret = tokens.parse_token(hello.token or "")
     record = await server.store.get_room(code)
     seat = await server.store.get_seat(code, seat_no) if record else None
@@ -217,11 +217,14 @@ async def _enter(
         await room.refresh()  # after subscribing: nothing published from now on is missed
         phase = room.phase
         resume_msgs: list[Any] = []
+        near = False  # a resume within reach: the client keeps its board, the D's follow
         if member.is_player and phase in ("running", "finished"):
             seat = await server.store.get_seat(room.code, member.seat)
             entries = await server.store.read_log(room.code, member.seat)
             n = len(entries)
-            near = seen is not None and seen <= n and n - seen <= server.config.snapshot_after
+            # s = 0 is a client without a board (a new process, a desync): it gets one.
+            near = (seen is not None and 0 < seen <= n
+                    and n - seen <= server.config.snapshot_after)
             rebuilt = views.replay(room.record, room.settings, member.seat, entries,
                                    diffs_after=seen if near else None)
             member.game, member.seq = rebuilt.game, rebuilt.seq
@@ -230,10 +233,8 @@ async def _enter(
             member.reached = rebuilt.reached
             if near:
                 resume_msgs = list(rebuilt.diffs)
-            elif seen is not None:
-                resume_msgs = [Snapshot(board=views.board(member.seat, n, rebuilt.game))]
         seats = await server.store.get_seats(room.code)
-        boards = await room.boards_for(member)
+        boards = [] if near else await room.boards_for(member)
         member.started_sent = phase in ("running", "finished")
         for s in seats:
             member.progress_seen[s.seat] = s.moves
