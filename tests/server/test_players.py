@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from protocol import messages as m
+from protocol.verify import verify_results
 from server.app import Server
 
 from .client import TestClient
@@ -68,3 +69,19 @@ async def test_names_are_unique_among_a_rooms_seats(server: Server) -> None:
     assert {s.seat: s.name for s in rejoined.seats} == {1: "ann", 2: "bob"}
     for client in (twin, bob, back):
         await client.close()
+
+
+async def test_perseverance_seats_start_at_four(server: Server) -> None:
+    # Perseverance deals its four Aces onto the foundations (RULES.md): a seat that never
+    # moves has progress 4 in the seats, the ranking and the results, and they verify.
+    one = await TestClient.connect(server.url, "one")
+    joined = await one.create(variant="perseverance", countdown_s=0)
+    await one.send(m.Ready())
+    await one.expect(m.Started)
+    await one.send(m.Resign())
+    results = await one.expect(m.Results)
+    assert [(e.progress, e.status, e.moves) for e in results.ranking] == [(4, "resigned", 0)]
+    assert verify_results(results, joined.commitment).problems == []
+    seats = await server.store.get_seats(joined.code)
+    assert [s.progress for s in seats] == [4]
+    await one.close()
