@@ -112,6 +112,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "start_ms": "when the race clock starts, server wall clock, Unix ms",
         "clock_ms": "the race clock when this was sent (running races)",
         "boards": "the boards you may see now (see Who sees what)",
+        "round": "the room's round: 1, then one more at each rematch (see Rematch)",
     },
     "Seats": {"seats": "every seat, after the change"},
     "Countdown": {
@@ -183,6 +184,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "reason": "why the race ended: `all_done` (nobody still playing) or `time`",
         "winnable": "the deal was proven winnable (absent: unknown)",
         "par": "a solver's solution length, when known",
+        "round": "the round these results are of (1, then one more at each rematch)",
     },
     "Verdict": {
         "code": "the room code",

@@ -252,6 +252,7 @@ class Joined(_Msg, tag="joined"):
     start_ms: int | None = field(default=None, name="st")
     clock_ms: int | None = field(default=None, name="ck")
     boards: list[Board] = field(default_factory=list, name="bd")
+    round: int = field(default=1, name="rd")
 
 
 class Seats(_Msg, tag="seats"):
@@ -374,6 +375,7 @@ class Results(_Msg, tag="results"):
     reason: str = field(name="why")
     winnable: bool | None = field(default=None, name="wn")
     par: int | None = field(default=None, name="par")
+    round: int = field(default=1, name="rd")
 
 
 class Verdict(_Msg, tag="verdict"):

@@ -6,7 +6,6 @@ Resuming takes the seat (epoch + 1), which fences off the previous holder wherev
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import secrets
@@ -20,7 +19,6 @@ from protocol import Code, ProtocolError, tokens
 from protocol.messages import (
     CreateRoom,
     Hello,
-    Joined,
     RoomList,
     RoomSettings,
     RoomSummary,
@@ -32,6 +30,7 @@ from . import logs, race, views
 from .core import machine as core
 from .room import Host, Member, Room
 from .room import Peer as Connection
+from .seeds import choose_seed
 from .store import RoomRecord, SeatRecord
 from .verdicts import VerdictPool
 
@@ -64,43 +63,13 @@ def validate_settings(settings: RoomSettings) -> RoomSettings:
     return msgspec.structs.replace(settings, options=options)
 
 
-async def _choose_seed(
-    server: Server, settings: RoomSettings
-) -> tuple[int, bool | None, int | None]:
-    """A secret 64-bit seed; for ``deal=winnable`` the first seed from a secret random
-    start that the solver proves winnable (with its solution length as ``par``).
-
-    The search runs in a thread, one at a time per node (it is CPU-bound: while it runs,
-    it shares the interpreter with the event loop), for at most ``solver_budget_s``."""
-    source = server.config.seed_source
-    seed = source() if source is not None else secrets.randbits(64)
-    if settings.deal != "winnable":
-        return seed, None, None
-    try:
-        from engine.solver import find_winnable_seed
-    except ImportError:
-        raise ProtocolError(Code.BAD_SETTINGS, "deal=winnable is not available yet") from None
-    async with server.solver_slot:
-        found = await asyncio.to_thread(
-            find_winnable_seed, settings.variant, dict(settings.options), seed,
-            total_seconds=server.config.solver_budget_s,
-        )
-    if found is None:
-        raise ProtocolError(
-            Code.BAD_SETTINGS, "no winnable deal found in the time allowed; try again"
-        )
-    winnable_seed, result = found  # (seed, SolveResult); older solvers gave the moves
-    moves: Any = getattr(result, "moves", result)
-    return winnable_seed, True, len(moves)
-
-
 async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     """Create a room and enter it as its first player (or as a spectator)."""
     conn.count_room()
     settings = validate_settings(msg.settings)
     if not msg.as_player and not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
-    seed, winnable, par = await _choose_seed(server, settings)
+    seed, winnable, par = await choose_seed(server, settings)
     salt = engine.new_salt()
     for _ in range(20):
         code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
@@ -238,13 +207,7 @@ async def _enter(
         member.started_sent = phase in ("running", "finished")
         for s in seats:
             member.progress_seen[s.seat] = s.moves
-        conn.send(Joined(
-            code=room.code, settings=room.settings, phase=phase,
-            seat=member.seat, commitment=room.record.commitment,
-            seats=[views.seat_info(s) for s in seats], token=token,
-            creator=room.record.creator, start_ms=room.record.start_ms,
-            clock_ms=room.clock_ms() if phase == "running" else None, boards=boards,
-        ))
+        conn.send(room.joined_message(member, seats, boards, token))
         for message in resume_msgs:
             conn.send(message)
         if phase == "finished":
@@ -284,7 +247,7 @@ async def drop(server: Server, conn: Connection) -> None:
         return
     room.detach(conn)
     try:
-        if member.is_player and room.phase != "finished":
+        if member.is_player:  # after the results too: a leaver cannot ask for a rematch
             await race.run(room, core.Left(member.seat, member.epoch))
     finally:
         await server.release_room(room)

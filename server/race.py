@@ -40,6 +40,7 @@ from . import views
 from .core import machine as core
 from .core.standing import opening
 from .room import Member, Room
+from .seeds import choose_seed
 from .store import LogEntry, RoomRecord, SeatRecord, SeqConflict, StaleEpoch, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,8 @@ async def carry_out(room: Room, effects: list[core.Effect]) -> None:
             await finish(room)
         elif isinstance(effect, core.Recheck):
             await run(room, core.Check())
+        elif isinstance(effect, core.NewRound):
+            await new_round(room, effect.keep)
         else:  # core.Expire: the lobby ran out; its keys go with their TTL
             await store.expire_room(code, 1)
 
@@ -144,6 +147,35 @@ async def start_now(room: Room, member: Member) -> None:
     """The creator (the connection that created the room, seated or watching) starts
     the countdown without waiting for readiness."""
     await run(room, core.StartAsked(member.seat, watching_creator=member.created))
+
+
+# ---------------------------------------------------------------------------- rematch
+async def new_round(room: Room, keep: tuple[int, ...]) -> None:
+    """A rematch (``core.NewRound``): a new secret deal, then finished → lobby in one
+    step of the store; the lobby deadline and the deal's verdict search as for a new
+    room; every node then sends its members ``Joined`` (``Room.new_round``)."""
+    store, code, server, config = room.store, room.code, room.server, room.config
+    record = await store.get_room(code)
+    if record is None or record.phase != "finished":
+        return
+    seed, winnable, par = await choose_seed(server, room.settings)
+    salt = engine.new_salt()
+    now = config.clock()
+    fields: dict[str, object] = {
+        "seed": seed, "salt": salt, "commitment": engine.commitment(seed, salt),
+        "round": record.round + 1, "start_ms": None, "end_ms": None, "end_reason": "",
+        "winnable": winnable, "par": par, "created_ms": now,
+        # a seated creator who did not come along is no longer the creator
+        "creator": record.creator if record.creator in keep else 0,
+    }
+    if not await store.new_round(code, list(keep), **fields):
+        return  # another node did it (or the room went)
+    await store.expire_room(code, config.lobby_ttl_s)
+    await carry_out(room, [core.Arm("lobby", now + config.lobby_ttl_s * 1000)])
+    if winnable is None:
+        server.verdicts.request(msgspec.structs.replace(record, **fields), room.settings.variant,
+                                dict(room.settings.options), client=f"rematch/{code}")
+    await room.publish(ev.NewRound(record.round + 1))
 
 
 # ---------------------------------------------------------------------------- moves
@@ -316,7 +348,7 @@ async def _build_results(room: Room, record: RoomRecord) -> Results:
         code=code, variant=settings.variant, options=dict(settings.options),
         rank_by=settings.rank_by, seed=record.seed, salt=record.salt,
         commitment=record.commitment, ranking=rank(seats, settings.rank_by), logs=logs,
-        reason=reason, winnable=record.winnable, par=record.par,
+        reason=reason, winnable=record.winnable, par=record.par, round=record.round,
     )
 
 
