@@ -220,6 +220,9 @@ class PlayApp(RaceApp):
         if isinstance(event, M.Joined) and self.client.room.results is None:
             self.committed = event.commitment  # a rematch: the new deal's commitment
             self._remember_seat()
+            if event.round > 1 and event.phase == "lobby":
+                self.say(f"round {event.round}: a new deal in this room — y when ready",
+                         "bold green")
         if isinstance(event, M.Started):
             self.say("go!", "bold green")
             self._after_board_change()
@@ -571,7 +574,8 @@ class PlayApp(RaceApp):
             else:
                 self.say(f"✗ {exc.message} ({exc.code})", "bold red")
             return
-        self.say("you asked for a next deal — waiting for the others", "green")
+        if self.client.room.results is not None:  # (else the new round is already here)
+            self.say("you asked for a next deal — waiting for the others", "green")
 
     async def _start_now(self) -> None:
         try:
