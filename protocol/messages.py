@@ -121,13 +121,15 @@ class Join(_Msg, tag="join"):
 
 
 class Ready(_Msg, tag="ready"):
-    """Say you are (or are no longer) ready; the race starts when every player is."""
+    """Say you are (or are no longer) ready; the race starts when every player is. After
+    the results: ask for (or withdraw from) a rematch, the next deal in this room."""
 
     ready: bool = field(default=True, name="r")
 
 
 class StartNow(_Msg, tag="start"):
-    """The creator starts the countdown without waiting for everyone to be ready."""
+    """The creator starts the countdown without waiting for everyone to be ready; after
+    the results, it starts the rematch with the players who asked."""
 
 
 class Move(_Msg, tag="M"):

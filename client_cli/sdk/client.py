@@ -190,8 +190,9 @@ class RaceClient(Session):
         await self._request(M.Ready(ready=want), (M.Seats, M.Joined))
 
     async def start_now(self) -> None:
-        """(Creator only) start the countdown without waiting for everyone to be ready."""
-        await self._request(M.StartNow(), (M.Countdown, M.Started))
+        """(Creator only) start the countdown without waiting for everyone to be ready;
+        after the results, start the rematch with the players who asked (``Joined``)."""
+        await self._request(M.StartNow(), (M.Countdown, M.Started, M.Joined))
 
     async def resign(self) -> None:
         """Give up the race (the rank then goes by progress). Sent again while the
