@@ -45,6 +45,7 @@ const S = {
   noReconnect: false,
   dragging: null,
   distrust: false, // our board may be wrong: resume from move 0
+  askedRematch: false, // this player asked for the next deal (ready after the results)
   connects: 0, // sockets opened so far (shown as data-connects: tests wait on it)
 };
 
@@ -188,16 +189,21 @@ function runIntent() {
 
 function onJoined(msg) {
   const previous = S.room;
-  if (!previous || previous.code !== msg.c) {
+  const round = msg.rd || 1;
+  // the same room, a new round (a rematch): a new deal, so a new commitment to keep
+  const newRound = Boolean(previous && previous.code === msg.c && previous.round !== round);
+  if (!previous || previous.code !== msg.c || newRound) {
     S.boards.clear();
     S.results = null;
     S.verdict = null;
     S.ranking = [];
     S.sel = null;
+    S.earlyVerdict = null;
+    S.askedRematch = false;
   }
   S.room = {
-    code: msg.c, settings: msg.r, phase: msg.ph, seat: msg.p, creator: msg.cr || 0,
-    commitment: previous && previous.code === msg.c ? previous.commitment : msg.cm,
+    code: msg.c, settings: msg.r, phase: msg.ph, seat: msg.p, creator: msg.cr || 0, round,
+    commitment: previous && previous.code === msg.c && !newRound ? previous.commitment : msg.cm,
     seats: msg.ss.map(seatDefaults), startMs: msg.st ?? null,
   };
   S.inflight = null;
@@ -598,13 +604,17 @@ function goJoin(code, watch) {
   location.assign(`/${watch ? "w" : "r"}/${clean}`);
 }
 
+/** Ask for the next deal in this room (``ready`` after the results); the room comes
+ * back with a new ``joined`` (the next round) once every connected player asked, or the
+ * creator starts it. */
 function rematch() {
-  const settings = S.room && S.room.settings;
-  S.intent = { kind: "create", settings };
-  S.room = null;
-  S.results = null;
-  S.route = { kind: "lobby" };
-  net.connect({ n: S.name }).catch(() => {});
+  S.askedRematch = true;
+  net.send({ t: "ready", r: true });
+}
+
+/** The creator starts the next round now, with the players who asked. */
+function startRematch() {
+  net.send({ t: "start" });
 }
 
 // ------------------------------------------------------------------ rendering
@@ -901,7 +911,8 @@ function resultsView(room) {
     S.verdict ? h("p", { id: "verdict", className: S.verdict.ok ? "ok" : "bad" }, `${S.verdict.ok ? "✓" : "✗"} ${S.verdict.text}`) : h("p", { id: "verdict" }, "checking the commitment…"),
     h("div.row", {},
       h("button.primary", { onclick: () => location.assign("/") }, "Lobby"),
-      room.seat > 0 ? h("button", { id: "rematch", onclick: rematch }, "Rematch (new room, same settings)") : null));
+      room.seat > 0 ? h("button", { id: "rematch", onclick: rematch, disabled: S.askedRematch }, S.askedRematch ? "Rematch asked: waiting for the others" : "Rematch (next deal, this room)") : null,
+      room.seat > 0 && room.seat === room.creator ? h("button", { id: "start-rematch", onclick: startRematch }, "Start the next deal now") : null));
 }
 
 // The clocks: redrawn every 100 ms without a full render.
