@@ -51,3 +51,34 @@ async def test_a_race_across_two_nodes(server_factory: ServerFactory, redis_url:
     for diff in watcher.received(m.Diff):
         seen[diff.seat].apply(diff.move, diff.revealed, diff.hash)
     assert seen[1].view == boards[0].view and seen[2].view == boards[1].view
+
+
+async def test_a_rematch_across_two_nodes(server_factory: ServerFactory, redis_url: str) -> None:
+    a = await server_factory(store_url=redis_url, node_id="a", rate_burst=1000)
+    b = await server_factory(store_url=redis_url, node_id="b", rate_burst=1000)
+    one = await TestClient.connect(a.url, "one")
+    two = await TestClient.connect(b.url, "two")
+    watcher = await TestClient.connect(b.url, "watcher")
+    joined = await one.create(variant="spanish", countdown_s=0)
+    await two.join(joined.code)
+    await watcher.join(joined.code, role="spectator")
+    for client in (one, two):
+        await client.send(m.Ready())
+    for client in (one, two):
+        await client.expect(m.Started)
+        await client.send(m.Resign())
+    first = await watcher.expect(m.Results)
+    await one.send(m.Ready())  # node a asks, then node b: the last one triggers the round
+    await two.send(m.Ready())
+    again = [await c.expect(m.Joined) for c in (one, two, watcher)]
+    assert {(j.round, j.phase, j.commitment) for j in again} == {(2, "lobby", again[0].commitment)}
+    assert again[0].commitment != first.commitment
+    for client in (one, two):
+        await client.send(m.Ready())
+    for client in (one, two):
+        await client.expect(m.Started)
+        await client.send(m.Resign())
+    second = await watcher.expect(m.Results)
+    assert second.round == 2 and verify_results(second, again[0].commitment).problems == []
+    for client in (one, two, watcher):
+        await client.close()
