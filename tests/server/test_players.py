@@ -10,7 +10,7 @@ from protocol import messages as m
 from protocol.verify import verify_results
 from server.app import Server
 
-from .client import TestClient
+from .client import TestClient, start_and_resign
 
 
 async def test_a_watching_creator_can_start(server: Server) -> None:
@@ -76,9 +76,7 @@ async def test_perseverance_seats_start_at_four(server: Server) -> None:
     # moves has progress 4 in the seats, the ranking and the results, and they verify.
     one = await TestClient.connect(server.url, "one")
     joined = await one.create(variant="perseverance", countdown_s=0)
-    await one.send(m.Ready())
-    await one.expect(m.Started)
-    await one.send(m.Resign())
+    await start_and_resign([one])
     results = await one.expect(m.Results)
     assert [(e.progress, e.status, e.moves) for e in results.ranking] == [(4, "resigned", 0)]
     assert verify_results(results, joined.commitment).problems == []

@@ -8,7 +8,7 @@ from protocol import messages as m
 from protocol.verify import verify_results
 from server.app import Server
 
-from .client import TestClient
+from .client import TestClient, start_and_resign
 
 
 async def _finished_race(server: Server) -> tuple[TestClient, TestClient, m.Results]:
@@ -17,11 +17,7 @@ async def _finished_race(server: Server) -> tuple[TestClient, TestClient, m.Resu
     joined = await ann.create(variant="spanish", countdown_s=0)
     bob = await TestClient.connect(server.url, "bob")
     await bob.join(joined.code)
-    for client in (ann, bob):
-        await client.send(m.Ready())
-    for client in (ann, bob):
-        await client.expect(m.Started)
-        await client.send(m.Resign())
+    await start_and_resign([ann, bob])
     results = await ann.expect(m.Results)
     assert (await bob.expect(m.Results)) == results
     return ann, bob, results
