@@ -339,6 +339,8 @@ async def _build_results(room: Room, record: RoomRecord) -> Results:
         if seat.status not in core.DONE:
             seat.status = "timeout" if reason == "time" else "resigned"
             await store.update_seat(code, seat.seat, status=seat.status)
+        if seat.ready:  # after the results, ready means "I want a rematch": nobody yet
+            await store.update_seat(code, seat.seat, ready=False)
     logs = []
     for s in seats:
         entries = await store.read_log(code, s.seat)

@@ -319,9 +319,7 @@ def _begin(room: RoomState, now_ms: int) -> list[Effect]:
     """countdown → running: every seat gets the deal's standing before anyone is told."""
     effects: list[Effect] = [Transition("countdown", "running")]
     status = room.opening_status
-    # ready goes back to False: after the results it means "I want a rematch"
-    effects += [SetSeat(s.seat, {"status": status, "progress": room.opening_progress,
-                                 "ready": False})
+    effects += [SetSeat(s.seat, {"status": status, "progress": room.opening_progress})
                 for s in room.seats]
     effects.append(Announce("started"))
     if not room.time_limit_s:

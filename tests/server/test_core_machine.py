@@ -125,8 +125,8 @@ def test_start_due_begins_the_race_with_the_deals_standing() -> None:
                     start_ms=T0, opening_progress=4)
     assert core.step(counting, Due("start"), T0) == [
         Transition("countdown", "running"),
-        SetSeat(1, {"status": "playing", "progress": 4, "ready": False}),
-        SetSeat(2, {"status": "playing", "progress": 4, "ready": False}),
+        SetSeat(1, {"status": "playing", "progress": 4}),
+        SetSeat(2, {"status": "playing", "progress": 4}),
         Announce("started"),
         Arm("abandon:2", T0 + GRACE),  # untimed: the seat left in the lobby has a grace
     ]
@@ -142,8 +142,8 @@ def test_a_deal_without_a_move_finishes_at_the_start() -> None:
     stuck = room("countdown", start_ms=T0, opening_status="stuck")
     assert core.step(stuck, Due("start"), T0) == [
         Transition("countdown", "running"),
-        SetSeat(1, {"status": "stuck", "progress": 0, "ready": False}),
-        SetSeat(2, {"status": "stuck", "progress": 0, "ready": False}),
+        SetSeat(1, {"status": "stuck", "progress": 0}),
+        SetSeat(2, {"status": "stuck", "progress": 0}),
         Announce("started"),
         Announce("ranking"),
         Arm("results", T0 + core.RESULTS_GRACE_MS),
