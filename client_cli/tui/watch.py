@@ -151,6 +151,10 @@ class WatchApp(RaceApp):
             pass  # on_event redraws
 
     def _on_event(self, event: Any) -> None:
+        if isinstance(event, M.Joined) and self.client.room.results is None:
+            self.committed = event.commitment  # a rematch: the new deal's commitment
+            if event.round > 1:
+                self.say(f"round {event.round}: a new deal in this room", "bold green")
         if isinstance(event, M.Results):
             self.exit_code = 0
             saved = keep_results(self.client.room.results or event, self.save_results)

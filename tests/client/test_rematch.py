@@ -46,3 +46,28 @@ async def test_two_sdk_clients_rematch_and_round_two_verifies(start_server) -> N
     assert {e.name for e in second.ranking} == {"ann", "bob"}
     for c in (ann, bob):
         await c.close()
+
+
+async def test_the_watch_screen_follows_a_rematch_and_checks_the_new_deal(start_server) -> None:  # type: ignore[no-untyped-def]
+    from client_cli.tui.common import screen_text
+    from client_cli.tui.watch import WatchApp
+
+    server = await start_server()
+    ann = RaceClient(server.url, "ann", bot=True)
+    await ann.connect()
+    await ann.create_room(settings_from("spanish", countdown_s=0, max_players=1))
+    app = WatchApp(server.url, ann.room.code)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.client.wait_for(lambda r: r.code == ann.room.code, 10)
+        await _race([ann])
+        await app.client.wait_for(lambda r: r.results is not None, 10)
+        first = app.committed
+        await ann.rematch()  # alone: the room is back in its lobby at once
+        await app.client.wait_for(lambda r: r.results is None and r.phase == "lobby", 10)
+        await _race([ann])
+        await app.client.wait_for(lambda r: r.results is not None, 10)
+        await pilot.pause()
+        assert app.committed == ann.room.commitment != first
+        assert app.client.room.results is not None and app.client.room.results.round == 2
+        assert "✓ seed check passed" in screen_text(app)
+    await ann.close()
