@@ -50,7 +50,7 @@ class ServerConfig:
     max_rooms_per_connection: int = 32  # creates + joins over a connection's life
 
     # -- rooms
-    snapshot_after: int = 64  # a resume more than this many moves behind gets a Snapshot
+    snapshot_after: int = 64  # a resume further behind gets the whole board
     lobby_ttl_s: int = 6 * 3600  # a room that never starts disappears after this
     results_ttl_s: int = 3600  # a finished room (and its results) stays this long
     abandon_after_s: float = 300.0  # untimed races: a seat offline this long is resigned

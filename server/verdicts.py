@@ -126,13 +126,17 @@ class VerdictPool:
         if winnable is None:
             return
         try:
-            await self._record(code, winnable, par)
+            await self._record(code, seed, winnable, par)
         except StoreUnavailable as exc:
             log.warning("room %s: verdict not stored (%s)", code, exc)
 
-    async def _record(self, code: str, winnable: bool, par: int | None) -> None:
+    async def _record(self, code: str, seed: int, winnable: bool, par: int | None) -> None:
         """Store the verdict in the room record (whatever its phase: a compare-and-set
-        to the same phase); if the room has finished, tell every node's members."""
+        to the same phase); if the room has finished, tell every node's members. A
+        verdict on a deal the room no longer has (a rematch dealt a new one) is dropped."""
+        now = await self._store.get_room(code)
+        if now is None or now.seed != seed:
+            return
         for phase in _PHASES:
             if await self._store.set_phase(code, phase, phase, winnable=winnable, par=par):
                 break

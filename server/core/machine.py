@@ -21,8 +21,10 @@ a deadline that fires twice, late or in a phase it no longer applies to does not
   node fires, rebuilding the results from the logs or announcing the stored ones.
 - ``lobby``  (lobby): a room that never starts expires.
 
-A later ``rematch`` fits as one more event on a finished room with results (a new room
-state for the same seats on a new seed, opt-in per seat) without reshaping this.
+Rematch: once a finished room has its results, ``ready`` from a seat means "I want a
+rematch" (``ReadySet``); when every connected seat asked, or the creator sends
+``start``, ``NewRound`` takes the room back to ``lobby`` on a new deal with the seats
+that asked (the creator's own seat included when it forces it).
 """
 
 from __future__ import annotations
@@ -92,9 +94,11 @@ class ReadySet:
 
 @dataclass(frozen=True)
 class StartAsked:
-    """Seat ``seat`` (the creator, or not) asks to start now."""
+    """Seat ``seat`` (the creator, or not) asks to start now. ``watching_creator``: the
+    sender is the connection that created the room without a seat (seat 0)."""
 
     seat: int
+    watching_creator: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,8 +222,19 @@ class Expire:
     """The lobby expired: the room and everything in it may go now."""
 
 
+@dataclass(frozen=True)
+class NewRound:
+    """A rematch: deal a new secret seed (new salt, new commitment), then, in one
+    compare-and-set on ``finished``, take the room back to ``lobby`` for its next round
+    with the seats ``keep`` (reset: not ready, no moves; the others are removed), arm
+    the lobby deadline, and tell every node (each sends its members ``Joined``)."""
+
+    keep: tuple[int, ...]
+
+
 Effect = (
     Refuse | Transition | SetSeat | Arm | Disarm | Announce | Finish | Recheck | Expire
+    | NewRound
 )
 
 
@@ -261,6 +276,8 @@ def deadlines(room: RoomState) -> list[Arm]:
 
 
 def _ready(room: RoomState, event: ReadySet, now_ms: int) -> list[Effect]:
+    if room.phase == "finished" and room.has_results:  # (not) asking for a rematch
+        return [SetSeat(event.seat, {"ready": event.ready}), Announce("seats"), Recheck()]
     if room.phase != "lobby":
         return [Refuse(Code.ROOM_CLOSED, "the race has already started")]
     return [SetSeat(event.seat, {"ready": event.ready}), Announce("seats"), Recheck()]
@@ -271,12 +288,16 @@ def _check(room: RoomState, now_ms: int) -> list[Effect]:
         return _countdown(room, now_ms)
     if room.phase == "running" and _all_done(room):
         return _finish(room, "all_done", now_ms)
+    if room.phase == "finished" and room.has_results and _all_ready(room):
+        return [NewRound(_asked(room))]
     return []
 
 
 def _start(room: RoomState, event: StartAsked, now_ms: int) -> list[Effect]:
-    if event.seat == 0 or event.seat != room.creator:
+    if not (event.watching_creator or (event.seat != 0 and event.seat == room.creator)):
         return [Refuse(Code.NOT_CREATOR)]
+    if room.phase == "finished" and room.has_results:  # the creator forces the rematch
+        return [NewRound(tuple(sorted({*_asked(room), *([event.seat] if event.seat else [])})))]
     if room.phase != "lobby":
         return [Refuse(Code.ROOM_CLOSED, "the race has already started")]
     return _countdown(room, now_ms)
@@ -335,7 +356,16 @@ def _moved(room: RoomState, event: MoveStored, now_ms: int) -> list[Effect]:
 
 def _left(room: RoomState, event: Left, now_ms: int) -> list[Effect]:
     seat = room.seat(event.seat)
-    if seat is None or seat.epoch != event.epoch or room.phase == "finished":
+    if seat is None:
+        return []
+    if room.phase == "finished":
+        # No resume after the results (so no epoch to check: the finish bumped them all);
+        # a player who leaves cannot ask for a rematch, nor hold it up.
+        if not room.has_results or not seat.connected:
+            return []
+        return [SetSeat(event.seat, {"connected": False, "ready": False}), Announce("seats"),
+                Recheck()]
+    if seat.epoch != event.epoch:
         return []
     if room.phase == "lobby":
         return [SetSeat(event.seat, {"connected": False, "ready": False}), Announce("seats"),
@@ -427,6 +457,11 @@ def _started(room: RoomState) -> RoomState:
 def _all_ready(room: RoomState) -> bool:
     present = [s for s in room.seats if s.connected]
     return bool(present) and all(s.ready for s in present)
+
+
+def _asked(room: RoomState) -> tuple[int, ...]:
+    """The connected seats that asked for a rematch."""
+    return tuple(s.seat for s in room.seats if s.connected and s.ready)
 
 
 def _all_done(room: RoomState) -> bool:

@@ -49,7 +49,7 @@ from protocol.limits import MAX_SEATS
 
 from . import redis_scripts as lua
 from .base import Deadline, Durability, EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
-from .records import LogEntry, RoomRecord, SeatRecord
+from .records import NEW_ROUND_SEAT, LogEntry, RoomRecord, SeatRecord
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 
 log = logging.getLogger("solrace.store.redis")
@@ -139,7 +139,7 @@ class RedisStore:
             name: client.register_script(getattr(lua, name))
             for name in (
                 "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
-                "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY",
+                "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY", "NEW_ROUND",
                 "CLAIM_DEADLINES", "DONE_DEADLINE",
             )
         }
@@ -275,6 +275,25 @@ class RedisStore:
             # if this fails, list_rooms still skips the room and prunes the index itself
             with contextlib.suppress(StoreUnavailable):
                 await self._run("unlist room", lambda: self._client.zrem(OPEN_ROOMS_KEY, code))
+        return won
+
+    async def new_round(self, code: str, keep: list[int], **fields: Any) -> bool:
+        """A rematch in one script (see ``Store.new_round``); the room is listed again."""
+        _check_fields(fields, _ROOM_FIELDS - {"code", "phase"})
+        keys = _Keys(code)
+        all_keys = [keys.room, keys.seats, keys.results]
+        all_keys += [keys.log(n) for n in range(1, MAX_SEATS + 1)]
+        seat_pairs = _seat_pairs(NEW_ROUND_SEAT, None)
+        room_pairs: list[Any] = []
+        for name, value in fields.items():
+            room_pairs += [name, _encode(value)]
+        args = [secrets.token_hex(8), _encode("finished"), _LOBBY, len(keep), *keep,
+                len(seat_pairs), *seat_pairs, *room_pairs]
+        won = bool(await self._script("NEW_ROUND", all_keys, args))
+        if won:  # listed again, like a new room (if this fails it still works by code)
+            score = {code: int(fields.get("created_ms") or 0)}
+            with contextlib.suppress(StoreUnavailable):
+                await self._run("index room", lambda: self._client.zadd(OPEN_ROOMS_KEY, score))
         return won
 
     async def expire_room(self, code: str, ttl_s: int) -> None:

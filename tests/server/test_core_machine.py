@@ -21,6 +21,7 @@ from server.core.machine import (
     Joined,
     Left,
     MoveStored,
+    NewRound,
     ReadySet,
     Recheck,
     Refuse,
@@ -84,6 +85,11 @@ def test_start_now_is_the_creators_alone() -> None:
         Announce("countdown", start_ms=untimed), Disarm("lobby")]
     assert core.step(room(), StartAsked(2), T0) == [Refuse(Code.NOT_CREATOR)]
     assert core.step(room(), StartAsked(0), T0) == [Refuse(Code.NOT_CREATOR)]
+    # the connection that created the room without a seat (seat 0, like any spectator)
+    watching = core.step(replace(room(), creator=0), StartAsked(0, watching_creator=True), T0)
+    assert core.transitions(watching) == [Transition("lobby", "countdown", {"start_ms": untimed})]
+    assert core.step(replace(room(), creator=0), StartAsked(0), T0) == [
+        Refuse(Code.NOT_CREATOR)]
     assert core.step(room("running"), StartAsked(1), T0) == [
         Refuse(Code.ROOM_CLOSED, "the race has already started")]
 
@@ -291,15 +297,51 @@ def test_results_due_on_a_race_still_running_finishes_it() -> None:
 def test_leave_resign_and_deadlines_after_the_finish_change_nothing(has_results: bool) -> None:
     over = room("finished", SeatState(1, status="won"), SeatState(2, status="timeout"),
                 has_results=has_results)
-    assert core.step(over, Left(1, epoch=1), T0) == []
+    left = core.step(over, Left(1, epoch=1), T0)
+    # after the results a leaver no longer counts for a rematch (its seat goes offline)
+    assert left == ([SetSeat(1, {"connected": False, "ready": False}), Announce("seats"),
+                     Recheck()] if has_results else [])
     assert core.step(over, Resigned(2, epoch=1), T0) == [
         Refuse(Code.FINISHED, "your race is over (timeout)")]
     for kind in ("start", "end", "abandon:1", "lobby"):
         assert core.step(over, Due(kind), T0) == []
-    assert core.step(over, Due("results"), T0) == [Finish("")]  # idempotent announce
+    if not has_results:
+        assert core.step(over, Due("results"), T0) == [Finish("")]
     assert core.step(over, Check(), T0) == []
-    assert core.step(over, StartAsked(1), T0) == [
-        Refuse(Code.ROOM_CLOSED, "the race has already started")]
+    if not has_results:  # with results, start is the creator's rematch (below)
+        assert core.step(over, StartAsked(1), T0) == [
+            Refuse(Code.ROOM_CLOSED, "the race has already started")]
+        assert core.step(over, ReadySet(1, True), T0) == [
+            Refuse(Code.ROOM_CLOSED, "the race has already started")]
+
+
+# ------------------------------------------------------------------------------ rematch
+def test_rematch_when_every_connected_seat_asked() -> None:
+    over = room("finished", SeatState(1, status="won"), SeatState(2, status="timeout"),
+                SeatState(3, status="resigned", connected=False), has_results=True)
+    assert core.step(over, ReadySet(2, True), T0) == [
+        SetSeat(2, {"ready": True}), Announce("seats"), Recheck()]
+    one_asked = replace(over, seats=(SeatState(1, status="won"),
+                                     SeatState(2, status="timeout", ready=True),
+                                     SeatState(3, status="resigned", connected=False)))
+    assert core.step(one_asked, Check(), T0) == []  # seat 1 has not asked yet
+    both = replace(one_asked, seats=(SeatState(1, status="won", ready=True),
+                                     *one_asked.seats[1:]))
+    # seat 3 left: it does not hold the rematch up, and is not in the next round
+    assert core.step(both, Check(), T0) == [NewRound((1, 2))]
+    # seat 1 leaves instead: seat 2 alone asked, and is alone connected
+    gone = replace(one_asked, seats=(SeatState(1, status="won", connected=False),
+                                     *one_asked.seats[1:]))
+    assert core.step(gone, Check(), T0) == [NewRound((2,))]
+
+
+def test_the_creator_forces_the_rematch_with_those_who_asked() -> None:
+    over = room("finished", SeatState(1, status="won"), SeatState(2, status="timeout"),
+                SeatState(3, status="won", ready=True), has_results=True)
+    assert core.step(over, StartAsked(1), T0) == [NewRound((1, 3))]
+    assert core.step(over, StartAsked(2), T0) == [Refuse(Code.NOT_CREATOR)]
+    watching = replace(over, creator=0)
+    assert core.step(watching, StartAsked(0, watching_creator=True), T0) == [NewRound((3,))]
 
 
 def test_unknown_deadline_kinds_are_ignored() -> None:
