@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..game import Game, new_game
@@ -30,6 +30,8 @@ def solve(
     game_or_layout: Game | Mapping[str, Any],
     max_nodes: int = DEFAULT_BUDGET.max_nodes,
     max_seconds: float = DEFAULT_BUDGET.max_seconds,
+    *,
+    budget: Budget | None = None,
 ) -> SolveResult:
     """Search the position of a ``Game`` (left unchanged) or of a full-information layout
     (RULES.md format; face-down cards named, so Brisbane is solved knowing them).
@@ -37,19 +39,22 @@ def solve(
     Returns a ``SolveResult``: ``"won"`` with a solution that ``Game.play`` accepts move
     by move up to a won game, ``"unwinnable"`` when every reachable position was searched,
     or ``"unknown"`` when ``max_nodes`` positions were expanded or ``max_seconds`` spent
-    first. A bad layout raises the engine's ``BadLayout`` (or ``UnknownVariant`` /
-    ``BadOption``); a bad budget raises ``ValueError``. Memory grows with the positions
-    expanded: about 1 kB each (docs/SOLVER.md)."""
-    return _solve(_as_game(game_or_layout), Budget(max_nodes, max_seconds))[0]
+    first. ``budget``, when given, replaces ``max_nodes`` and ``max_seconds`` (and brings
+    its own clock: ``elapsed`` is measured with it). A bad layout raises the engine's
+    ``BadLayout`` (or ``UnknownVariant`` / ``BadOption``); a bad budget raises
+    ``ValueError``. Memory grows with the positions expanded (docs/SOLVER.md)."""
+    if budget is None:
+        budget = Budget(max_nodes, max_seconds)
+    return _solve(_as_game(game_or_layout), budget)[0]
 
 
 def _solve(game: Game, budget: Budget) -> tuple[SolveResult, str | None]:
     """The result and the search's best-effort first move."""
-    started = time.perf_counter()
+    started = budget.clock()
     if game.won:
         return SolveResult(WON, (), 0, 0.0, "already won"), None
     out = search(position_for(game), budget)
-    elapsed = time.perf_counter() - started
+    elapsed = budget.clock() - started
     result = SolveResult(out.verdict, tuple(out.moves), out.nodes, elapsed, out.reason)
     return result, out.best_first
 
@@ -118,13 +123,15 @@ def find_winnable_seed(
         raise ValueError(f"total_seconds must be positive and finite, not {total}")
     opts = dict(options or {})
     seed = check_seed(start_seed)
-    deadline = time.perf_counter() + total
+    clock = per_seed.clock
+    deadline = clock() + total
     while seed <= SEED_MAX:
-        remaining = deadline - time.perf_counter()
+        remaining = deadline - clock()
         if remaining <= 0:
             return None
         game = new_game(variant, seed, **opts)
-        result = _solve(game, Budget(per_seed.max_nodes, min(per_seed.max_seconds, remaining)))[0]
+        seed_budget = replace(per_seed, max_seconds=min(per_seed.max_seconds, remaining))
+        result = _solve(game, seed_budget)[0]
         if result.verdict == WON:
             return seed, result
         seed += 1

@@ -16,8 +16,6 @@ whenever the one before was), so playing them at once loses no solution.
 from __future__ import annotations
 
 import heapq
-import time
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, Verdict
@@ -107,29 +105,31 @@ class _Run:
         self.best_link: Link = None  # the path to the position with the fewest cards left
 
 
-def _best_first(
-    pos: Position, g_weight: int, max_nodes: int, deadline: float, clock: Callable[[], float]
-) -> _Run:
-    """Best-first from the position ``pos`` is in, expanding at most ``max_nodes``
-    positions and stopping at ``deadline``."""
+def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -> _Run:
+    """Best-first from the position ``pos`` is in, expanding at most
+    ``budget.max_nodes`` positions and stopping once ``budget.clock()`` passes
+    ``deadline`` (read every ``budget.check_every`` expansions).
+
+    A stored position is its parent's snapshot and key plus the move that leads to it
+    (``link``): one snapshot per *expanded* position instead of one per child, and
+    when the position popped is a child of the board's current position (the usual
+    case: the search follows its best line) the board is not restored at all."""
     run = _Run()
     seen = {pos.key}
     counter = 0
-    heap: list[tuple[int, int, Any, int, Link, int]] = [
-        (pos.heuristic(), 0, pos.snapshot(), pos.key, None, 0)
-    ]
+    heap: list[tuple[int, int, Any, int, Link, int]] = []
     best_left, best_link = pos.left, None
     nodes = 0
+    max_nodes, clock, check_every = budget.max_nodes, budget.clock, budget.check_every
     moves, play, undo = pos.moves, pos.play, pos.undo
     snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
     pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        if nodes >= max_nodes or clock() > deadline:  # ~0.1 us, against 50 us-1 ms a node
-            break
-        _, _, snap, key, link, g = pop(heap)
-        restore(snap, key)
+    link: Link = None
+    g = 0
+    while True:
         nodes += 1
         g += g_weight
+        snap, key = snapshot(), pos.key
         for mv, k in moves():
             if k >= 0 and k in seen:
                 continue
@@ -145,32 +145,39 @@ def _best_first(
                 best_left, best_link = left, child
                 if left == 0:
                     run.won = child
-                    heap.clear()
                     break
             counter += 1
-            push(heap, (heuristic() + g, counter, snapshot(), k, child, g))
+            push(heap, (heuristic() + g, counter, snap, key, child, g))
             undo(u)
-    else:
-        run.exhausted = run.won is None
+        if run.won is not None:
+            break
+        if not heap:
+            run.exhausted = True
+            break
+        if nodes >= max_nodes or (nodes % check_every == 0 and clock() > deadline):
+            break
+        _, _, snap, key, link, g = pop(heap)
+        if pos.key != key:
+            restore(snap, key)
+        play(link[0])  # type: ignore[index]  # a stored position always has a move
     run.nodes, run.positions = nodes, len(seen)
     run.best_left, run.best_link = best_left, best_link
+    heap.clear()
     return run
 
 
-def search(
-    pos: Position, budget: Budget, clock: Callable[[], float] = time.perf_counter
-) -> Outcome:
-    """Best-first search from ``pos`` within ``budget`` (expanded positions and seconds);
-    ``pos`` is left in an unspecified position."""
+def search(pos: Position, budget: Budget) -> Outcome:
+    """Best-first search from ``pos`` within ``budget`` (expanded positions, and seconds
+    by ``budget.clock``); ``pos`` is left in an unspecified position."""
     out = Outcome()
-    deadline = clock() + budget.max_seconds
+    deadline = budget.clock() + budget.max_seconds
     prefix = pos.start()
     out.nodes = 1
     if pos.left == 0:
         out.verdict, out.moves, out.reason = WON, prefix, "solved"
         return out
     root, root_key = pos.snapshot(), pos.key
-    run = _best_first(pos, pos.g_weight, budget.max_nodes, deadline, clock)
+    run = _best_first(pos, pos.g_weight, budget, deadline)
     out.nodes = run.nodes
     if run.won is not None:
         out.verdict, out.reason = WON, "solved"

@@ -148,12 +148,34 @@ def test_an_exhausted_node_budget_gives_unknown_never_a_wrong_verdict() -> None:
         assert small.nodes == 2 and "node budget" in small.reason
 
 
+class TickingClock:
+    """A fake clock: every read advances it by ``step`` seconds."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step, self.reads = 0.0, step, 0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        self.reads += 1
+        return self.now
+
+
 def test_an_exhausted_time_budget_gives_unknown_promptly() -> None:
-    g = new_game("portuguese", 0)  # not decided within a second
-    started = time.perf_counter()
-    result = solve(g, max_seconds=0.3)
-    assert time.perf_counter() - started < 1.5
-    assert result.verdict == "unknown" and "time budget" in result.reason
+    # Portuguese seed 18 needs far more than 8 expansions; each clock read advances the
+    # clock by a second, so a 0.5 s budget is spent at the first check: after exactly
+    # check_every expansions.
+    for check_every in (1, 4, 8):
+        clock = TickingClock(1.0)
+        budget = Budget(max_nodes=10**6, max_seconds=0.5, clock=clock, check_every=check_every)
+        result = solve(new_game("portuguese", 18), budget=budget)
+        assert result.verdict == "unknown" and "time budget" in result.reason
+        assert result.nodes == check_every
+        assert result.moves == ()
+
+
+def test_the_budget_is_validated() -> None:
+    with pytest.raises(ValueError, match="check_every"):
+        Budget(check_every=0)
 
 
 # ------------------------------------------------------------ hint

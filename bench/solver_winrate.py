@@ -1,0 +1,119 @@
+"""Win rates of all five variants with their default options: seeds 0 .. N-1 of each,
+one search each with the solver's default budget, every solution replayed through the
+engine. Prints the table of docs/SOLVER.md ("Win rates"): won, proven unwinnable,
+undecided, the share decided, and the winnable rate with its 95% Wilson interval (from
+the lower bound of won/n to the upper bound of (won + undecided)/n, so undecided deals
+widen the interval instead of being guessed).
+
+    nice -n 10 .venv/bin/python bench/solver_winrate.py --seeds 5000 --out winrate.jsonl
+    .venv/bin/python bench/solver_winrate.py --out winrate.jsonl --report-only
+
+Each deal's record is appended to ``--out`` (JSON lines) as soon as it is solved, and a
+rerun skips the deals already there, so a long run can be stopped and resumed, and a run
+cut short still gives a table (its sample sizes say how far it got). Variants run one
+after the other in the order given (``--variants``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine import VARIANTS, new_game
+from engine.solver import DEFAULT_BUDGET, solve
+
+ORDER = ("fortress", "perseverance", "spanish", "brisbane", "portuguese")  # fast ones first
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials, as fractions."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def load(path: Path) -> list[dict[str, object]]:
+    """The records already written (a torn last line, from a killed run, is skipped)."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def run(variants: list[str], seeds: int, path: Path) -> None:
+    """Solve every (variant, seed) not yet in ``path``, appending one record each."""
+    done = {(r["variant"], r["seed"]) for r in load(path)}
+    with path.open("a", encoding="utf-8") as f:
+        for variant in variants:
+            started = time.monotonic()
+            for seed in range(seeds):
+                if (variant, seed) in done:
+                    continue
+                game = new_game(variant, seed)
+                result = solve(game, DEFAULT_BUDGET.max_nodes, DEFAULT_BUDGET.max_seconds)
+                if result.verdict == "won":  # a claimed win must replay to a won game
+                    for mv in result.moves:
+                        game.play(mv)
+                    if not game.won:
+                        raise SystemExit(f"{variant} seed {seed}: the solution does not win")
+                f.write(json.dumps({"variant": variant, "seed": seed,
+                                    "verdict": result.verdict, "nodes": result.nodes,
+                                    "seconds": round(result.elapsed, 4)}) + "\n")
+                f.flush()
+            print(f"# {variant}: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+
+
+def report(records: list[dict[str, object]], variants: list[str]) -> str:
+    """The markdown table."""
+    lines = ["| variant | deals | won | unwinnable | undecided | decided "
+             "| winnable, 95% interval |", "|---|---|---|---|---|---|---|"]
+    for variant in variants:
+        rs = [r for r in records if r["variant"] == variant]
+        n = len(rs)
+        if not n:
+            continue
+        won = sum(r["verdict"] == "won" for r in rs)
+        lost = sum(r["verdict"] == "unwinnable" for r in rs)
+        unknown = n - won - lost
+        lo, _ = wilson(won, n)
+        _, hi = wilson(won + unknown, n)
+        lines.append(f"| {variant} | {n:,} | {won:,} | {lost:,} | {unknown:,} "
+                     f"| {100 * (won + lost) / n:.2f}% "
+                     f"| {100 * won / n:.2f}% [{100 * lo:.2f}%, {100 * hi:.2f}%] |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=5000, help="deals per variant (default 5000)")
+    parser.add_argument("--variants", default=",".join(ORDER),
+                        help="comma-separated, in the order to run (default: fastest first)")
+    parser.add_argument("--out", default="winrate.jsonl", help="JSON lines, one per deal")
+    parser.add_argument("--report-only", action="store_true", help="print the table and stop")
+    args = parser.parse_args()
+    variants = [v.strip().lower() for v in args.variants.split(",") if v.strip()]
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad or args.seeds < 1:
+        parser.error(f"unknown variant(s) {bad}" if bad else "--seeds must be at least 1")
+    path = Path(args.out)
+    if not args.report_only:
+        run(variants, args.seeds, path)
+    print(report(load(path), variants))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
