@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 from typing import Any, Protocol
 
+from ..moves import TO_FOUNDATION
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, Verdict
 
 Mv = tuple[int, int, int, int]  # (kind, src, dst, n), piles 0-based; kinds as engine.moves
@@ -32,6 +33,8 @@ class Position(Protocol):
 
     key: int
     left: int
+    piles: list[list[int]]  # bottom to top; Brisbane's face-down cards included
+    found: list[int]  # cards on each suit's foundation
     g_weight: int  # heuristic units added per move played: leans towards short lines
 
     def start(self) -> list[str]:
@@ -91,6 +94,42 @@ def _replay(pos: Position, root: Any, root_key: int, path: list[Mv]) -> list[str
     return out
 
 
+def _clears(piles: list[list[int]], found: list[int]) -> bool:
+    """Whether foundation moves alone empty the tableau: the position is then won (in
+    the endgame this saves expanding one position per card)."""
+    heights = found[:]
+    rest = [p[:] for p in piles if p]
+    moved = True
+    while moved and rest:
+        moved = False
+        for p in rest:
+            while p:
+                c = p[-1]
+                if heights[c // 13] != c % 13:
+                    break
+                heights[c // 13] += 1
+                p.pop()
+                moved = True
+        rest = [p for p in rest if p]
+    return not rest
+
+
+def _finish(pos: Position, link: Link) -> Link:
+    """Play foundation moves (``_clears`` said they win) until no card is left; the path
+    to the won position."""
+    while pos.left:
+        found = pos.found
+        for i, p in enumerate(pos.piles):
+            if p and found[p[-1] // 13] == p[-1] % 13:
+                mv: Mv = (TO_FOUNDATION, i, 0, 1)
+                pos.play(mv)
+                link = (mv, link)
+                break
+        else:  # unreachable after _clears; never loop forever
+            raise AssertionError("the foundation moves stopped before the tableau was empty")
+    return link
+
+
 class _Run:
     """How a best-first run ended."""
 
@@ -128,6 +167,9 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
     g = 0
     while True:
         nodes += 1
+        if _clears(pos.piles, pos.found):
+            run.won = _finish(pos, link)
+            break
         g += g_weight
         snap, key = snapshot(), pos.key
         for mv, k in moves():
