@@ -18,6 +18,7 @@ from .api import (
                   find_winnable_seed,
                   hint,
                   is_winnable_seed,
+                  load_layout,
                   solve,
 )
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, SolveResult, Verdict
@@ -36,5 +37,6 @@ __all__ = [
     "find_winnable_seed",
     "hint",
     "is_winnable_seed",
+    "load_layout",
     "solve",
 ]

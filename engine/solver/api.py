@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..errors import BadLayout
 from ..game import Game, new_game
 from ..moves import TO_FOUNDATION, Move, parse_move
 from ..shuffle import SEED_MAX, check_seed
@@ -20,10 +21,21 @@ SEED_BUDGET = Budget(max_nodes=50_000, max_seconds=2.0)  # per seed, find_winnab
 FIND_SECONDS = 10.0  # find_winnable_seed's default bound on its total time
 
 
+def load_layout(layout: Any) -> Game:
+    """The ``Game`` of a full-information layout (RULES.md format), as
+    ``Game.from_layout`` reads it, but a value nested so deeply that reading or quoting it
+    in an error message would exhaust Python's stack raises ``BadLayout`` too, never
+    ``RecursionError``."""
+    try:
+        return Game.from_layout(layout)
+    except RecursionError:
+        raise BadLayout("the layout is nested too deeply (piles are lists of cards)") from None
+
+
 def _as_game(game_or_layout: Game | Mapping[str, Any]) -> Game:
     if isinstance(game_or_layout, Game):
         return game_or_layout
-    return Game.from_layout(game_or_layout)
+    return load_layout(game_or_layout)
 
 
 def solve(

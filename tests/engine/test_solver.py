@@ -131,6 +131,13 @@ def test_bad_layouts_and_budgets_raise_clear_errors() -> None:
         solve({"variant": "spanish", "foundations": {}})
     with pytest.raises(UnknownVariant):
         solve({"variant": "klondike", "tableau": [], "foundations": {}})
+    deep: list[Any] = []
+    inner = deep
+    for _ in range(100_000):  # quoting this in an error message would exhaust the stack
+        inner.append([])
+        inner = inner[0]
+    with pytest.raises(BadLayout, match="nested too deeply"):
+        solve({"variant": deep, "tableau": [], "foundations": {}})
     with pytest.raises(ValueError, match="max_nodes"):
         solve(new_game("spanish", 1), max_nodes=0)
     with pytest.raises(ValueError, match="max_seconds"):
