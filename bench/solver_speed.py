@@ -36,7 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine import new_game
-from engine.solver import solve
+from engine.solver import Budget, solve
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESET = {"kings_to_bottom": False, "foundation_takeback": True}
@@ -126,24 +126,28 @@ HARD = [("portuguese", {}, range(0, 400)), ("brisbane", {}, range(0, 400)),
 
 
 def budget(budget_ms: float, count: int) -> None:
-    """Calls whose budget runs out: how long past the budget each returned."""
-    over: list[float] = []
-    for variant, options, seeds in HARD:
-        n = 0
-        for seed in seeds:
-            if n >= count:
-                break
-            game = new_game(variant, seed, **options)
-            t = time.perf_counter()
-            result = solve(game, max_nodes=10**8, max_seconds=budget_ms / 1000)
-            wall = time.perf_counter() - t
-            if result.verdict == "unknown":
-                over.append(wall * 1000 - budget_ms)
-                n += 1
-    if over:
-        print(f"budget {budget_ms:g} ms, {len(over)} calls that ran out: overrun median "
-              f"{statistics.median(over):.2f} ms, p99 {percentile(over, 0.99):.2f} ms, "
-              f"max {max(over):.2f} ms")
+    """Calls whose budget runs out: how long past the budget each returned, on the wall
+    clock (the default) and on this thread's CPU clock (``Budget(clock=time.thread_time)``,
+    measured with the same clock: what the solver itself overruns, without the time the
+    machine gave to other processes)."""
+    for name, clock in (("wall", time.monotonic), ("thread CPU", time.thread_time)):
+        over: list[float] = []
+        for variant, options, seeds in HARD:
+            n = 0
+            for seed in seeds:
+                if n >= count:
+                    break
+                game = new_game(variant, seed, **options)
+                t = clock()
+                result = solve(game, budget=Budget(10**8, budget_ms / 1000, clock))
+                spent = clock() - t
+                if result.verdict == "unknown":
+                    over.append(spent * 1000 - budget_ms)
+                    n += 1
+        if over:
+            print(f"budget {budget_ms:g} ms ({name} clock), {len(over)} calls that ran out: "
+                  f"overrun median {statistics.median(over):.2f} ms, "
+                  f"p99 {percentile(over, 0.99):.2f} ms, max {max(over):.2f} ms")
 
 
 def main() -> int:

@@ -65,7 +65,7 @@ def _solve(game: Game, budget: Budget) -> tuple[SolveResult, str | None]:
     started = budget.clock()
     if game.won:
         return SolveResult(WON, (), 0, 0.0, "already won"), None
-    out = search(position_for(game), budget)
+    out = search(position_for(game), budget, started + budget.max_seconds)
     elapsed = budget.clock() - started
     result = SolveResult(out.verdict, tuple(out.moves), out.nodes, elapsed, out.reason)
     return result, out.best_first

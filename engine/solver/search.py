@@ -19,6 +19,7 @@ import heapq
 from typing import Any, Protocol
 
 from ..moves import TAKEBACK, TO_FOUNDATION
+from .memory import FREE_IN_BACKGROUND, free_later, gc_paused
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, Verdict
 
 Mv = tuple[int, int, int, int]  # (kind, src, dst, n), piles 0-based; kinds as engine.moves
@@ -227,15 +228,23 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
             play(link[0])  # type: ignore[index]  # a stored position always has a move
     run.nodes, run.positions = nodes, len(seen)
     run.best_left, run.best_link = best_left, best_link
-    heap.clear()
+    if len(seen) >= FREE_IN_BACKGROUND:
+        free_later(heap, seen)
     return run
 
 
-def search(pos: Position, budget: Budget) -> Outcome:
+def search(pos: Position, budget: Budget, deadline: float | None = None) -> Outcome:
     """Best-first search from ``pos`` within ``budget`` (expanded positions, and seconds
-    by ``budget.clock``); ``pos`` is left in an unspecified position."""
+    by ``budget.clock`` from now, or until ``deadline`` on that clock when given);
+    ``pos`` is left in an unspecified position. Python's cyclic garbage collector is
+    paused while it runs (``memory.gc_paused``)."""
+    with gc_paused():
+        return _search(pos, budget, budget.clock() + budget.max_seconds
+                       if deadline is None else deadline)
+
+
+def _search(pos: Position, budget: Budget, deadline: float) -> Outcome:
     out = Outcome()
-    deadline = budget.clock() + budget.max_seconds
     prefix = pos.start()
     out.nodes = 1
     if pos.left == 0:

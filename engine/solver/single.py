@@ -16,7 +16,8 @@ from .search import Mv, Undo
 
 _SUITS = "SHDC"
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
-PILE_MEMO_LIMIT = 100_000  # distinct piles whose heuristic share is remembered
+PILE_MEMO_LIMIT = 20_000  # distinct piles whose heuristic share is remembered (freeing
+# more takes the caller more than a few milliseconds at the end of a search)
 
 
 class SinglePosition:

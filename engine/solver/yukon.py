@@ -13,7 +13,7 @@ from .safety import AutoRule, rank_limits
 from .search import Mv, Undo
 
 _NO_AUTOS: tuple[tuple[int, int, bool], ...] = ()
-PILE_MEMO_LIMIT = 100_000
+PILE_MEMO_LIMIT = 20_000  # as in single.py
 
 
 class YukonPosition:
