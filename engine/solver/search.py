@@ -22,6 +22,7 @@ from ..moves import TAKEBACK, TO_FOUNDATION
 from .memory import FREE_IN_BACKGROUND, free_later, gc_paused
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, Verdict
 
+DEAD = 1 << 40  # what heuristic() returns for a position it has proven lost
 Mv = tuple[int, int, int, int]  # (kind, src, dst, n), piles 0-based; kinds as engine.moves
 Undo = tuple[Any, ...]  # whatever a position needs to take its move back
 Link = tuple[Mv, Any] | None  # (move, parent link): the path to a stored position
@@ -61,7 +62,8 @@ class Position(Protocol):
         """Set the board to a snapshot taken when its key was ``key``."""
 
     def heuristic(self) -> int:
-        """An estimate of the work left; lower is better, 0 or less is no promise."""
+        """An estimate of the work left; lower is better, 0 or less is no promise.
+        ``DEAD`` when the position is proven lost: it is then not searched further."""
 
 
 class Outcome:
@@ -208,8 +210,10 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
                 if left == 0:
                     run.won = child
                     break
-            counter += 1
-            push(heap, (heuristic() + g, counter, snap, key, child, g, None))
+            h = heuristic()
+            if h < DEAD:
+                counter += 1
+                push(heap, (h + g, counter, snap, key, child, g, None))
             undo(u)
         if run.won is not None:
             break

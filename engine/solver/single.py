@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..moves import TABLEAU, TAKEBACK, TO_FOUNDATION
 from .keys import ON_TABLE, PAIR, SUPPORTS, order_free_key
 from .safety import AutoRule, rank_limits
-from .search import Mv, Undo
+from .search import DEAD, Mv, Undo
 
 _SUITS = "SHDC"
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
@@ -27,6 +27,8 @@ class SinglePosition:
     moves are safe to play at once (``safety``)."""
 
     __slots__ = (
+        "_blocked",
+        "_dead_check",
         "_memo",
         "_same_suit",
         "_shares",
@@ -62,6 +64,7 @@ class SinglePosition:
         self.key = order_free_key(self.piles)
         self.left = sum(len(p) for p in self.piles)
         self._memo: dict[bytes, int] = {}
+        self._blocked: dict[bytes, tuple[tuple[int, int], ...]] = {}
         self._shares: list[int] = []  # per pile, _share(pile): kept up to date by play/undo
         self._where: list[int] = []  # per card, the pile it is in (-1: on its foundation)
         # Fortress builds in suit: there a King is no special obstacle
@@ -74,6 +77,9 @@ class SinglePosition:
         self._w_king = 15
         self._w_need = 6 if king_only else 3
         self.g_weight = 5 if king_only else 2
+        # Dead ends can be told cheaply only where a card other than a King can never
+        # go to an empty pile and nothing comes back from a foundation (_is_dead)
+        self._dead_check = king_only and not takeback
         self._reindex()
 
     def _reindex(self) -> None:
@@ -293,6 +299,8 @@ class SinglePosition:
         card not up, the cards above each suit's next card, each pile's own share
         (``_pile_share``), and a bonus per empty pile -- where only a King may fill one,
         only as many empty piles count as there are Kings waiting for one."""
+        if self._dead_check and self._is_dead():
+            return DEAD
         found, piles, where = self.found, self.piles, self._where
         total = sum(self._shares)
         empties = len(piles) - (total & 15)
@@ -307,6 +315,34 @@ class SinglePosition:
                 p = piles[where[c]]
                 score += need * (len(p) - 1 - p.index(c))
         return score
+
+    def _is_dead(self) -> bool:
+        """Whether some card can provably never move again while it covers a lower card
+        of its own suit (so that card never goes up: the position is lost).
+
+        Only in Portuguese (``_dead_check``): there a card X that is not a King, lying
+        above a lower card of its suit, cannot go up (that card is under it) nor to an
+        empty pile (Kings only), so it can only move onto a card one rank higher. Such a
+        card never becomes a top card if it is on its foundation (no takeback) or under
+        X in X's own pile; when that holds for all four, X and the card under it are
+        stuck for good."""
+        found = self.found
+        memo = self._blocked
+        for p in self.piles:
+            if len(p) < 2:
+                continue
+            b = bytes(p)
+            blocked = memo.get(b)
+            if blocked is None:
+                if len(memo) > PILE_MEMO_LIMIT:
+                    memo.clear()
+                blocked = memo[b] = _blocked_cards(p)
+            for need, below in blocked:
+                # cards of rank index `need` already up: suits whose height exceeds it
+                if below + (found[0] > need) + (found[1] > need) + (found[2] > need) \
+                        + (found[3] > need) >= 4:
+                    return True
+        return False
 
     def _pile_share(self, p: list[int]) -> int:
         """The part of the heuristic a pile alone decides, times 16, plus the number of
@@ -329,3 +365,17 @@ class SinglePosition:
                 kings += 1
             below = c
         return (score + self._w_king * kings) * 16 + kings
+
+
+def _blocked_cards(p: list[int]) -> tuple[tuple[int, int], ...]:
+    """For each card of pile ``p`` (bottom to top) that is not a King and lies above a
+    lower card of its own suit: the rank index it needs to move onto (its own plus one)
+    and how many cards of that rank lie under it in this pile."""
+    out: list[tuple[int, int]] = []
+    lowest = [99, 99, 99, 99]
+    for i, c in enumerate(p):
+        s, r = c // 13, c % 13
+        if lowest[s] < c and r < 12:
+            out.append((r + 1, sum(1 for d in p[:i] if d % 13 == r + 1)))
+        lowest[s] = min(lowest[s], c)
+    return tuple(out)
