@@ -147,7 +147,10 @@ class _Run:
         self.best_link: Link = None  # the path to the position with the fewest cards left
 
 
-DEFER_PENALTY = 20  # heuristic units: when a position's takebacks are tried (2 cards' worth)
+TABLEAU_PENALTY = 0  # heuristic units: when a position's other moves are tried, once its
+# foundation moves have been (at the position's own value)
+TAKEBACK_PENALTY = 20  # and its takebacks (two cards' worth later)
+Later = tuple[int, list[tuple[Mv, int]]]  # deferred moves of a position, and their stage
 
 
 def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -> _Run:
@@ -160,15 +163,18 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
     when the position popped is a child of the board's current position (the usual
     case: the search follows its best line) the board is not restored at all.
 
-    Takebacks are rarely part of a solution (23 in 200 Spanish solutions), so they are
-    tried later: an expanded position's takebacks are stored as one entry, with the
-    position's own value plus ``DEFER_PENALTY``, and only played and valued when that
-    entry comes up (partial expansion). Every entry still comes up before the search
-    can run dry, so "unwinnable" still means every reachable position was searched."""
+    Partial expansion: most expanded positions lie on the line the search follows, and
+    most moves of that line are foundation moves (with takeback, only Aces go up
+    automatically). So when a position has foundation moves, only those are played and
+    valued at first; its other moves wait in one heap entry at the position's own value
+    (``TABLEAU_PENALTY`` more), and are valued only if that entry comes up. Takebacks,
+    rarely part of a solution (23 in 200 Spanish solutions), wait in another entry at
+    ``TAKEBACK_PENALTY`` more. Every entry still comes up before the search can run dry,
+    so "unwinnable" still means every reachable position was searched."""
     run = _Run()
     seen = {pos.key}
     counter = 0
-    heap: list[tuple[int, int, Any, int, Link, int, list[tuple[Mv, int]] | None]] = []
+    heap: list[tuple[int, int, Any, int, Link, int, Later | None]] = []
     best_left, best_link = pos.left, None
     nodes = 0
     max_nodes, clock, check_every = budget.max_nodes, budget.clock, budget.check_every
@@ -178,9 +184,8 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
     link: Link = None
     g = 0
     f = heuristic()
-    later: list[tuple[Mv, int]] | None = None  # the deferred moves of the entry popped
+    later: Later | None = None  # the deferred moves of the entry popped, if it is one
     while True:
-        deferred: list[tuple[Mv, int]] | None = None
         if later is None:  # a position to expand
             nodes += 1
             if _clears(pos.piles, pos.found):
@@ -188,15 +193,22 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
                 break
             g += g_weight
             snap, key = snapshot(), pos.key
-            todo, deferred = moves(), []
-        else:  # the takebacks of a position expanded earlier
-            todo = later
+            todo = moves()
+            stage = 0 if any(mv[0] == TO_FOUNDATION for mv, _ in todo) else 1
+        else:  # moves deferred by a position expanded earlier
+            stage, todo = later
+        rest: list[tuple[Mv, int]] = []  # stage 0: all but the foundation moves
+        takebacks: list[tuple[Mv, int]] = []  # stage 0 and 1
         for mv, k in todo:
             if k >= 0 and k in seen:
                 continue
-            if deferred is not None and mv[0] == TAKEBACK:
-                deferred.append((mv, k))
-                continue
+            if stage < 2 and mv[0] != TO_FOUNDATION:
+                if stage == 0:
+                    rest.append((mv, k))
+                    continue
+                if mv[0] == TAKEBACK:
+                    takebacks.append((mv, k))
+                    continue
             u = play(mv)
             k = pos.key
             if k in seen:
@@ -217,9 +229,12 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
             undo(u)
         if run.won is not None:
             break
-        if deferred:
+        if rest:
             counter += 1
-            push(heap, (f + DEFER_PENALTY, counter, snap, key, link, g, deferred))
+            push(heap, (f + TABLEAU_PENALTY, counter, snap, key, link, g, (1, rest)))
+        if takebacks:
+            counter += 1
+            push(heap, (f + TAKEBACK_PENALTY, counter, snap, key, link, g, (2, takebacks)))
         if not heap:
             run.exhausted = True
             break
