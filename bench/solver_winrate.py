@@ -53,27 +53,41 @@ def load(path: Path) -> list[dict[str, object]]:
     return out
 
 
-def run(variants: list[str], seeds: int, path: Path) -> None:
+def order(variants: list[str], seeds: int, interleave: int) -> list[tuple[str, int]]:
+    """The (variant, seed) pairs in the order to solve them: variant by variant, or with
+    ``interleave`` > 0, that many seeds of each variant in turn (so that a run cut short
+    has a sample of every variant)."""
+    if interleave <= 0:
+        return [(v, s) for v in variants for s in range(seeds)]
+    return [(v, s) for block in range(0, seeds, interleave) for v in variants
+            for s in range(block, min(seeds, block + interleave))]
+
+
+def run(variants: list[str], seeds: int, path: Path, interleave: int = 0) -> None:
     """Solve every (variant, seed) not yet in ``path``, appending one record each."""
     done = {(r["variant"], r["seed"]) for r in load(path)}
+    started = time.monotonic()
     with path.open("a", encoding="utf-8") as f:
-        for variant in variants:
-            started = time.monotonic()
-            for seed in range(seeds):
-                if (variant, seed) in done:
-                    continue
-                game = new_game(variant, seed)
-                result = solve(game, DEFAULT_BUDGET.max_nodes, DEFAULT_BUDGET.max_seconds)
-                if result.verdict == "won":  # a claimed win must replay to a won game
-                    for mv in result.moves:
-                        game.play(mv)
-                    if not game.won:
-                        raise SystemExit(f"{variant} seed {seed}: the solution does not win")
-                f.write(json.dumps({"variant": variant, "seed": seed,
-                                    "verdict": result.verdict, "nodes": result.nodes,
-                                    "seconds": round(result.elapsed, 4)}) + "\n")
+        for variant, seed in order(variants, seeds, interleave):
+            if seed == seeds - 1 or seed % 500 == 499:
+                print(f"# {variant} seed {seed}: {time.monotonic() - started:.0f} s",
+                      file=sys.stderr, flush=True)
+            if (variant, seed) not in done:
+                f.write(json.dumps(solve_one(variant, seed)) + "\n")
                 f.flush()
-            print(f"# {variant}: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+
+
+def solve_one(variant: str, seed: int) -> dict[str, object]:
+    """One deal's record; a claimed win must replay to a won game."""
+    game = new_game(variant, seed)
+    result = solve(game, DEFAULT_BUDGET.max_nodes, DEFAULT_BUDGET.max_seconds)
+    if result.verdict == "won":
+        for mv in result.moves:
+            game.play(mv)
+        if not game.won:
+            raise SystemExit(f"{variant} seed {seed}: the solution does not win")
+    return {"variant": variant, "seed": seed, "verdict": result.verdict,
+            "nodes": result.nodes, "seconds": round(result.elapsed, 4)}
 
 
 def report(records: list[dict[str, object]], variants: list[str]) -> str:
@@ -102,6 +116,8 @@ def main() -> int:
     parser.add_argument("--variants", default=",".join(ORDER),
                         help="comma-separated, in the order to run (default: fastest first)")
     parser.add_argument("--out", default="winrate.jsonl", help="JSON lines, one per deal")
+    parser.add_argument("--interleave", type=int, default=0, metavar="K",
+                        help="take K seeds of each variant in turn (default: variant by variant)")
     parser.add_argument("--report-only", action="store_true", help="print the table and stop")
     args = parser.parse_args()
     variants = [v.strip().lower() for v in args.variants.split(",") if v.strip()]
@@ -110,7 +126,7 @@ def main() -> int:
         parser.error(f"unknown variant(s) {bad}" if bad else "--seeds must be at least 1")
     path = Path(args.out)
     if not args.report_only:
-        run(variants, args.seeds, path)
+        run(variants, args.seeds, path, args.interleave)
     print(report(load(path), variants))
     return 0
 
