@@ -39,6 +39,7 @@ class SinglePosition:
         "empty_any",
         "fits",
         "found",
+        "foundation_first",
         "g_weight",
         "key",
         "left",
@@ -77,6 +78,7 @@ class SinglePosition:
         self._w_king = 15
         self._w_need = 6 if king_only else 3
         self.g_weight = 5 if king_only else 2
+        self.foundation_first = not king_only  # measured: see search._best_first
         # Dead ends can be told cheaply only where a card other than a King can never
         # go to an empty pile and nothing comes back from a foundation (_is_dead)
         self._dead_check = king_only and not takeback

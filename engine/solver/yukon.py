@@ -24,6 +24,8 @@ class YukonPosition:
     __slots__ = ("_memo", "auto", "down", "empty_any", "fits", "found", "g_weight", "key", "left",
                  "piles")
 
+    foundation_first = True  # value foundation moves first (search._best_first)
+
     def __init__(
         self,
         piles: list[list[int]],
