@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,6 +19,9 @@ _gc_was_enabled = False
 
 FREE_IN_BACKGROUND = 20_000  # stored positions from which freeing them (~0.5 us each) is
 # left to a background thread, so that a search returns within its time budget
+
+PAUSE = 0.001  # seconds between slices (~1 ms each): another search in this process
+# keeps most of the interpreter lock while an earlier one's tables are freed
 
 _free_queue: queue.SimpleQueue[tuple[list[Any], set[int]]] | None = None
 
@@ -35,17 +39,19 @@ def _freer() -> queue.SimpleQueue[tuple[list[Any], set[int]]]:
 
 def _free_forever(todo: queue.SimpleQueue[tuple[list[Any], set[int]]]) -> None:
     """Free the tables put on ``todo`` (a million entries take 0.2-0.5 s), a slice at a
-    time: one ``clear()`` would hold the interpreter lock all along, and the searching
-    thread would wait for it anyway."""
+    time with a pause after each: one ``clear()`` would hold the interpreter lock all
+    along, and the caller, or the next search, would wait for it."""
     while True:
         heap, seen = todo.get()
         try:
             while heap:
                 del heap[-2000:]
+                time.sleep(PAUSE)
             pop = seen.pop
             while seen:
                 for _ in range(min(2000, len(seen))):
                     pop()
+                time.sleep(PAUSE)
         finally:
             del heap, seen
             _gc_release()

@@ -157,7 +157,8 @@ Later = tuple[int, list[tuple[Mv, int]]]  # deferred moves of a position, and th
 def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -> _Run:
     """Best-first from the position ``pos`` is in, expanding at most
     ``budget.max_nodes`` positions and stopping once ``budget.clock()`` passes
-    ``deadline`` (read every ``budget.check_every`` expansions).
+    ``deadline`` (read every ``budget.check_every`` steps: a step expands a position or
+    values the moves it deferred).
 
     A stored position is its parent's snapshot and key plus the move that leads to it
     (``link``): one snapshot per *expanded* position instead of one per child, and
@@ -185,6 +186,7 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
     snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
     pop, push = heapq.heappop, heapq.heappush
     first = pos.foundation_first
+    steps = 0
     link: Link = None
     g = 0
     f = heuristic()
@@ -242,7 +244,8 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
         if not heap:
             run.exhausted = True
             break
-        if nodes >= max_nodes or (nodes % check_every == 0 and clock() > deadline):
+        steps += 1  # expansions and deferred batches: either may take a millisecond
+        if nodes >= max_nodes or (steps % check_every == 0 and clock() > deadline):
             break
         f, _, snap, key, link, g, later = pop(heap)
         if pos.key != key:
