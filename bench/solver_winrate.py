@@ -5,7 +5,7 @@ undecided, the share decided, and the winnable rate with its 95% Wilson interval
 the lower bound of won/n to the upper bound of (won + undecided)/n, so undecided deals
 widen the interval instead of being guessed).
 
-    nice -n 10 .venv/bin/python bench/solver_winrate.py --seeds 5000 --out winrate.jsonl
+    nice -n 10 .venv/bin/python bench/solver_winrate.py --seeds 5000 --cpu-clock --out winrate.jsonl
     .venv/bin/python bench/solver_winrate.py --out winrate.jsonl --report-only
 
 Each deal's record is appended to ``--out`` (JSON lines) as soon as it is solved, and a
@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -63,7 +64,8 @@ def order(variants: list[str], seeds: int, interleave: int) -> list[tuple[str, i
             for s in range(block, min(seeds, block + interleave))]
 
 
-def run(variants: list[str], seeds: int, path: Path, interleave: int = 0) -> None:
+def run(variants: list[str], seeds: int, path: Path, interleave: int = 0,
+        cpu: bool = False) -> None:
     """Solve every (variant, seed) not yet in ``path``, appending one record each."""
     done = {(r["variant"], r["seed"]) for r in load(path)}
     started = time.monotonic()
@@ -73,21 +75,24 @@ def run(variants: list[str], seeds: int, path: Path, interleave: int = 0) -> Non
                 print(f"# {variant} seed {seed}: {time.monotonic() - started:.0f} s",
                       file=sys.stderr, flush=True)
             if (variant, seed) not in done:
-                f.write(json.dumps(solve_one(variant, seed)) + "\n")
+                f.write(json.dumps(solve_one(variant, seed, cpu)) + "\n")
                 f.flush()
 
 
-def solve_one(variant: str, seed: int) -> dict[str, object]:
-    """One deal's record; a claimed win must replay to a won game."""
+def solve_one(variant: str, seed: int, cpu: bool = False) -> dict[str, object]:
+    """One deal's record; a claimed win must replay to a won game. ``cpu``: the
+    budget's seconds are this thread's CPU time, not wall time."""
     game = new_game(variant, seed)
-    result = solve(game, DEFAULT_BUDGET.max_nodes, DEFAULT_BUDGET.max_seconds)
+    budget = replace(DEFAULT_BUDGET, clock=time.thread_time) if cpu else DEFAULT_BUDGET
+    result = solve(game, budget=budget)
     if result.verdict == "won":
         for mv in result.moves:
             game.play(mv)
         if not game.won:
             raise SystemExit(f"{variant} seed {seed}: the solution does not win")
     return {"variant": variant, "seed": seed, "verdict": result.verdict,
-            "nodes": result.nodes, "seconds": round(result.elapsed, 4)}
+            "nodes": result.nodes, "seconds": round(result.elapsed, 4),
+            "clock": "cpu" if cpu else "wall"}
 
 
 def report(records: list[dict[str, object]], variants: list[str]) -> str:
@@ -118,6 +123,9 @@ def main() -> int:
     parser.add_argument("--out", default="winrate.jsonl", help="JSON lines, one per deal")
     parser.add_argument("--interleave", type=int, default=0, metavar="K",
                         help="take K seeds of each variant in turn (default: variant by variant)")
+    parser.add_argument("--cpu-clock", action="store_true",
+                        help="count the budget's 10 s in this thread's CPU time (thread_time): "
+                        "on a shared machine, wall time leaves deals undecided for lack of CPU")
     parser.add_argument("--report-only", action="store_true", help="print the table and stop")
     args = parser.parse_args()
     variants = [v.strip().lower() for v in args.variants.split(",") if v.strip()]
@@ -126,7 +134,7 @@ def main() -> int:
         parser.error(f"unknown variant(s) {bad}" if bad else "--seeds must be at least 1")
     path = Path(args.out)
     if not args.report_only:
-        run(variants, args.seeds, path, args.interleave)
+        run(variants, args.seeds, path, args.interleave, args.cpu_clock)
     print(report(load(path), variants))
     return 0
 
