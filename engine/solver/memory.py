@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from typing import Any
 
 _gc_lock = threading.Lock()
+_idle = threading.Condition(_gc_lock)  # notified when the last pending free is done
+_pending_frees = 0
 _gc_pausers = 0  # holds on the paused collector: running searches, tables being freed
 _gc_was_enabled = False
 
@@ -41,6 +43,7 @@ def _free_forever(todo: queue.SimpleQueue[tuple[list[Any], set[int]]]) -> None:
     """Free the tables put on ``todo`` (a million entries take 0.2-0.5 s), a slice at a
     time with a pause after each: one ``clear()`` would hold the interpreter lock all
     along, and the caller, or the next search, would wait for it."""
+    global _pending_frees
     while True:
         heap, seen = todo.get()
         try:
@@ -55,6 +58,16 @@ def _free_forever(todo: queue.SimpleQueue[tuple[list[Any], set[int]]]) -> None:
         finally:
             del heap, seen
             _gc_release()
+            with _idle:
+                _pending_frees -= 1
+                _idle.notify_all()
+
+
+def drain(timeout: float | None = None) -> bool:
+    """Wait until every table handed to the freeing thread has been freed (and the
+    collector restored, when no search is running); False if ``timeout`` passed first."""
+    with _idle:
+        return _idle.wait_for(lambda: _pending_frees == 0, timeout)
 
 
 def _gc_hold() -> None:
@@ -98,5 +111,8 @@ def gc_paused() -> Iterator[None]:
 def free_later(heap: list[Any], seen: set[int]) -> None:
     """Hand a finished search's tables to the freeing thread; the caller must drop its
     own references to them."""
+    global _pending_frees
     _gc_hold()  # released once freed: a full pass over these tables takes long too
+    with _gc_lock:
+        _pending_frees += 1
     _freer().put((heap, seen))

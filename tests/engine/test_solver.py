@@ -4,6 +4,7 @@ independent exhaustive search over the engine's own moves)."""
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from engine import BadLayout, BadOption, Game, UnknownVariant, new_game
 from engine.moves import Move
 from engine.solver import Budget, SolveResult, find_winnable_seed, hint, is_winnable_seed, solve
+from engine.solver.memory import drain, gc_paused
 
 from .engine_testkit import game, layout
 from .solver_testkit import brute_force
@@ -239,3 +241,36 @@ def test_find_winnable_seed_stops_within_its_total_time() -> None:
     assert found is None or found[1].verdict == "won"
     with pytest.raises(ValueError, match="total_seconds"):
         find_winnable_seed("fortress", {}, 0, total_seconds=0)
+
+
+# ------------------------------------------------------------ memory housekeeping
+def test_the_collector_is_paused_during_searches_and_restored_after_the_last() -> None:
+    assert drain(timeout=60)  # no earlier test's tables still being freed
+    assert gc.isenabled()
+    outer, inner = gc_paused(), gc_paused()
+    outer.__enter__()
+    assert not gc.isenabled()
+    inner.__enter__()  # a second, concurrent search
+    outer.__exit__(None, None, None)
+    assert not gc.isenabled()  # the other one still runs
+    inner.__exit__(None, None, None)
+    assert gc.isenabled()
+    gc.disable()  # a program that turned it off keeps it off
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_search_leaves_the_collector_as_it_found_it() -> None:
+    assert drain(timeout=60)
+    assert gc.isenabled()
+    assert solve(new_game("spanish", 3)).verdict == "won"  # a small search: freed inline
+    assert gc.isenabled()
+    # a large one (Portuguese seed 18 stores ~4 positions per expansion): freed later
+    result = solve(new_game("portuguese", 18), max_nodes=6000)
+    assert result.verdict == "unknown"
+    assert drain(timeout=60)
+    assert gc.isenabled()
