@@ -118,6 +118,13 @@ def _clears(piles: list[list[int]], found: list[int]) -> bool:
     return not rest
 
 
+def _foundation_moves(piles: list[list[int]], found: list[int]) -> list[tuple[Mv, int]]:
+    """The foundation moves of a position (a top card that is its suit's next card), as
+    ``Position.moves`` lists them."""
+    return [((TO_FOUNDATION, i, 0, 1), -1) for i, p in enumerate(piles)
+            if p and found[p[-1] // 13] == p[-1] % 13]
+
+
 def _finish(pos: Position, link: Link) -> Link:
     """Play foundation moves (``_clears`` said they win) until no card is left; the path
     to the won position."""
@@ -151,7 +158,8 @@ class _Run:
 TABLEAU_PENALTY = 0  # heuristic units: when a position's other moves are tried, once its
 # foundation moves have been (at the position's own value)
 TAKEBACK_PENALTY = 20  # and its takebacks (two cards' worth later)
-Later = tuple[int, list[tuple[Mv, int]]]  # deferred moves of a position, and their stage
+Later = tuple[int, list[tuple[Mv, int]] | None]  # a position's deferred moves (None: all
+# but its foundation moves, to be listed when the entry comes up), and their stage
 
 
 def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -> _Run:
@@ -171,7 +179,7 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
     ``foundation_first`` says so: not in Portuguese, where it left 11 of seeds 0-59
     undecided at 20,000 positions instead of 6), only those are played and
     valued at first; its other moves wait in one heap entry at the position's own value
-    (``TABLEAU_PENALTY`` more), and are valued only if that entry comes up. Takebacks,
+    (``TABLEAU_PENALTY`` more), and are listed and valued only if that entry comes up. Takebacks,
     rarely part of a solution (23 in 200 Spanish solutions), wait in another entry at
     ``TAKEBACK_PENALTY`` more. Every entry still comes up before the search can run dry,
     so "unwinnable" still means every reachable position was searched."""
@@ -199,22 +207,22 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
                 break
             g += g_weight
             snap, key = snapshot(), pos.key
-            todo = moves()
-            stage = 0 if first and any(mv[0] == TO_FOUNDATION for mv, _ in todo) else 1
-        else:  # moves deferred by a position expanded earlier
-            stage, todo = later
-        rest: list[tuple[Mv, int]] = []  # stage 0: all but the foundation moves
-        takebacks: list[tuple[Mv, int]] = []  # stage 0 and 1
+            todo = _foundation_moves(pos.piles, pos.found) if first else []
+            if todo:
+                stage = 0  # the other moves are listed only if their entry comes up
+            else:
+                stage, todo = 1, moves()
+        else:  # moves deferred by a position expanded earlier (the board is back there)
+            stage, deferred = later
+            todo = deferred if deferred is not None else [
+                m for m in moves() if m[0][0] != TO_FOUNDATION]  # those were valued
+        takebacks: list[tuple[Mv, int]] = []  # stage 1
         for mv, k in todo:
             if k >= 0 and k in seen:
                 continue
-            if stage < 2 and mv[0] != TO_FOUNDATION:
-                if stage == 0:
-                    rest.append((mv, k))
-                    continue
-                if mv[0] == TAKEBACK:
-                    takebacks.append((mv, k))
-                    continue
+            if stage == 1 and mv[0] == TAKEBACK:
+                takebacks.append((mv, k))
+                continue
             u = play(mv)
             k = pos.key
             if k in seen:
@@ -235,9 +243,9 @@ def _best_first(pos: Position, g_weight: int, budget: Budget, deadline: float) -
             undo(u)
         if run.won is not None:
             break
-        if rest:
+        if stage == 0:
             counter += 1
-            push(heap, (f + TABLEAU_PENALTY, counter, snap, key, link, g, (1, rest)))
+            push(heap, (f + TABLEAU_PENALTY, counter, snap, key, link, g, (1, None)))
         if takebacks:
             counter += 1
             push(heap, (f + TAKEBACK_PENALTY, counter, snap, key, link, g, (2, takebacks)))
