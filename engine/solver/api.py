@@ -119,7 +119,7 @@ def find_winnable_seed(
     ``budget`` is what each seed may spend (a ``Budget``), or a number: the seconds the
     whole call may take, each seed then getting ``SEED_BUDGET``. The call stops after
     ``total_seconds`` (default ``FIND_SECONDS`` = 10 s, or the number given as
-    ``budget``), overrunning by at most one expansion and one deal (a few milliseconds),
+    ``budget``), overrunning by at most one search step and one deal (a few milliseconds),
     and then returns None; seeds are not searched past 2**64-1. docs/SOLVER.md gives the
     measured time per variant. Bad arguments raise the engine's errors (``BadSeed``,
     ``UnknownVariant``, ``BadOption``) or ``ValueError``."""
