@@ -25,20 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from solver_bench import wilson  # this folder is on the path when run as a script
+
 from engine import VARIANTS, new_game
 from engine.solver import DEFAULT_BUDGET, solve
 
 ORDER = ("fortress", "perseverance", "spanish", "brisbane", "portuguese")  # fast ones first
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of k successes in n trials, as fractions."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def load(path: Path) -> list[dict[str, object]]:
