@@ -5,6 +5,7 @@ the same deals in the same run, and the time-budget overrun.
     .venv/bin/python bench/solver_speed.py                     # 1,000 deals against main
     .venv/bin/python bench/solver_speed.py --deals 200 --ref HEAD~3
     .venv/bin/python bench/solver_speed.py --no-ref --budget-deals 0
+    .venv/bin/python bench/solver_speed.py --deals 0 --verdicts 300 --max-seconds 2 --budget-deals 0
 
 The machine may be shared, so each deal is solved by this solver and by the reference
 one (the whole ``engine`` package as it is at git ref ``--ref``, imported under another
@@ -121,6 +122,24 @@ def speed(deals: int, ref: Any, max_seconds: float) -> None:
           f"{statistics.median(mine) * 1e6 / statistics.median(base):,.0f} list copies")
 
 
+def verdicts(count: int, ref: Any, max_seconds: float) -> None:
+    """Seeds 0 .. count-1 of every variant (default options) by both solvers: the
+    deals where both decide must get the same verdict."""
+    for variant in ("fortress", "perseverance", "spanish", "brisbane", "portuguese"):
+        both = differ = 0
+        for seed in range(count):
+            mine = solve(new_game(variant, seed), max_nodes=10**8, max_seconds=max_seconds)
+            theirs = ref.solver.solve(ref.new_game(variant, seed), max_nodes=10**8,
+                                      max_seconds=max_seconds)
+            if "unknown" in (mine.verdict, theirs.verdict):
+                continue
+            both += 1
+            if mine.verdict != theirs.verdict:
+                differ += 1
+                print(f"{variant} seed {seed}: {mine.verdict} here, {theirs.verdict} in the ref")
+        print(f"{variant}, seeds 0..{count - 1}: both decided {both}, verdicts differ on {differ}")
+
+
 HARD = [("portuguese", {}, range(0, 400)), ("brisbane", {}, range(0, 400)),
         ("spanish", PRESET, range(0, 400))]
 
@@ -156,6 +175,8 @@ def main() -> int:
     parser.add_argument("--ref", default="main", help="git ref of the reference solver")
     parser.add_argument("--no-ref", action="store_true", help="time this solver alone")
     parser.add_argument("--max-seconds", type=float, default=10.0)
+    parser.add_argument("--verdicts", type=int, default=0, metavar="N",
+                        help="also compare both solvers' verdicts on seeds 0..N-1 of every variant")
     parser.add_argument("--budget-ms", type=float, action="append", default=[],
                         help="time budgets to check the overrun of (default 50 and 500)")
     parser.add_argument("--budget-deals", type=int, default=20,
@@ -166,6 +187,8 @@ def main() -> int:
         ref = None if args.no_ref else load_reference(args.ref, Path(tmp))
         if args.deals:
             speed(args.deals, ref, args.max_seconds)
+        if args.verdicts and ref is not None:
+            verdicts(args.verdicts, ref, args.max_seconds)
     for ms in args.budget_ms or [50.0, 500.0]:
         if args.budget_deals:
             budget(ms, args.budget_deals)
