@@ -63,6 +63,9 @@ class ServerConfig:
     shutdown_grace_s: float = 5.0  # time for writers to flush before connections are cut
 
     clock: Callable[[], int] = field(default=wall_ms)  # wall clock, Unix ms (injectable)
+    # Seconds for rate-limit credits (injectable, so tests refill credits by moving time,
+    # not by waiting for it).
+    monotonic: Callable[[], float] = field(default=time.monotonic)
     # Where room seeds come from. None: ``secrets.randbits(64)``. Tests and reproducible
     # demos inject a fixed source; a public server must never (seeds must be unguessable).
     seed_source: Callable[[], int] | None = None

@@ -13,6 +13,7 @@ import itertools
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import ServerConnection
@@ -54,16 +55,17 @@ _WS_CLOSE = {
 
 
 class Credits:
-    """A token bucket: ``burst`` credits, refilled at ``per_s`` a second (lila-ws style)."""
+    """A token bucket: ``burst`` credits, refilled at ``per_s`` a second (lila-ws style),
+    as seconds pass on ``clock`` (monotonic; injectable so tests control the refill)."""
 
-    def __init__(self, burst: int, per_s: float) -> None:
-        self.burst, self.per_s = burst, per_s
+    def __init__(self, burst: int, per_s: float, clock: Callable[[], float]) -> None:
+        self.burst, self.per_s, self.clock = burst, per_s, clock
         self.credits = float(burst)
-        self.at = time.monotonic()
+        self.at = clock()
 
     def take(self, cost: int = 1) -> bool:
         """Spend ``cost`` credits if there are that many (else spend none)."""
-        now = time.monotonic()
+        now = self.clock()
         self.credits = min(self.burst, self.credits + (now - self.at) * self.per_s)
         self.at = now
         if self.credits >= cost:
@@ -90,7 +92,9 @@ class Connection:
         self._wake = asyncio.Event()
         self._closing: tuple[Code, str] | None = None
         self._stopped = False
-        self._credits = Credits(self.config.rate_burst, self.config.rate_per_s)
+        self._credits = Credits(
+            self.config.rate_burst, self.config.rate_per_s, self.config.monotonic
+        )
 
     # ------------------------------------------------------------------ sending
     def send(self, message: Any) -> None:

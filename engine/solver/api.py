@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -42,6 +43,7 @@ def solve(
     game_or_layout: Game | Mapping[str, Any],
     max_nodes: int = DEFAULT_BUDGET.max_nodes,
     max_seconds: float = DEFAULT_BUDGET.max_seconds,
+    clock: Callable[[], float] = time.monotonic,
     *,
     budget: Budget | None = None,
 ) -> SolveResult:
@@ -51,22 +53,23 @@ def solve(
     Returns a ``SolveResult``: ``"won"`` with a solution that ``Game.play`` accepts move
     by move up to a won game, ``"unwinnable"`` when every reachable position was searched,
     or ``"unknown"`` when ``max_nodes`` positions were expanded or ``max_seconds`` spent
-    first. ``budget``, when given, replaces ``max_nodes`` and ``max_seconds`` (and brings
-    its own clock: ``elapsed`` is measured with it). A bad layout raises the engine's
-    ``BadLayout`` (or ``UnknownVariant`` / ``BadOption``); a bad budget raises
-    ``ValueError``. Memory grows with the positions expanded (docs/SOLVER.md)."""
+    first, as read on ``clock`` (injectable, seconds; only the search reads it).
+    ``budget``, when given, replaces ``max_nodes``, ``max_seconds`` and ``clock``.
+    ``elapsed`` is wall time. A bad layout raises the engine's ``BadLayout`` (or
+    ``UnknownVariant`` / ``BadOption``); a bad budget raises ``ValueError``. Memory grows
+    with the positions expanded (docs/SOLVER.md)."""
     if budget is None:
-        budget = Budget(max_nodes, max_seconds)
+        budget = Budget(max_nodes, max_seconds, clock)
     return _solve(_as_game(game_or_layout), budget)[0]
 
 
 def _solve(game: Game, budget: Budget) -> tuple[SolveResult, str | None]:
     """The result and the search's best-effort first move."""
-    started = budget.clock()
+    started = time.perf_counter()  # elapsed is wall time; the budget's clock is the search's
     if game.won:
         return SolveResult(WON, (), 0, 0.0, "already won"), None
-    out = search(position_for(game), budget, started + budget.max_seconds)
-    elapsed = budget.clock() - started
+    out = search(position_for(game), budget)
+    elapsed = time.perf_counter() - started
     result = SolveResult(out.verdict, tuple(out.moves), out.nodes, elapsed, out.reason)
     return result, out.best_first
 
@@ -116,7 +119,8 @@ def find_winnable_seed(
     """The first seed from ``start_seed`` upwards whose deal is proven winnable, with its
     ``SolveResult`` (verdict ``"won"``, the solution in ``moves``): ``(seed, result)``.
 
-    ``budget`` is what each seed may spend (a ``Budget``), or a number: the seconds the
+    ``budget`` is what each seed may spend (a ``Budget``, whose clock also times the whole
+    call), or a number: the seconds the
     whole call may take, each seed then getting ``SEED_BUDGET``. The call stops after
     ``total_seconds`` (default ``FIND_SECONDS`` = 10 s, or the number given as
     ``budget``), overrunning by at most one search step and one deal (a few milliseconds),

@@ -32,7 +32,7 @@ class Budget:
 
     max_nodes: int = 500_000  # about 0.5 GB of stored positions at most (docs/SOLVER.md)
     max_seconds: float = 10.0
-    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False, repr=False)
     check_every: int = CHECK_EVERY
 
     def __post_init__(self) -> None:

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
+import engine
 from client_cli.sdk import RaceClient, settings_from
 from client_cli.sdk.verify import check_results
+from engine.solver import solve
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -131,8 +134,17 @@ def test_demo_no_tui_prints_results_and_a_passing_seed_check() -> None:
     out = proc.stdout
     assert "Results of room" in out and "seed check: PASSED" in out
     assert "greedy-1*" in out and "random-2*" in out
-    # Brisbane seed 1: the solver wins it in 76 moves (~50 ms; the server allows 1 s)
-    assert "deal: winnable, par 76 moves" in out
+    # Brisbane seed 1 is winnable: checked here by replaying a solution in the engine.
+    solution = solve(engine.new_game("brisbane", 1)).moves
+    replay = engine.new_game("brisbane", 1)
+    for move in solution:
+        replay.play(move)
+    assert replay.won
+    # Brisbane's foundations start empty, so any solution moves each of the 52 cards home
+    # at least once: par is at least 52 (the demo's own solver run decides the figure).
+    verdict = re.search(r"deal: winnable, par (\d+) moves", out)
+    assert verdict is not None, out
+    assert int(verdict.group(1)) >= 52
     assert "[00:" in out  # progress lines while it ran
 
 

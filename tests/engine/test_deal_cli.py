@@ -6,11 +6,14 @@ from __future__ import annotations
 import io
 import json
 import sys
+from typing import Any
 
 import pytest
 
 import engine
 from client_cli.main import main
+
+from .reference_deal import ref_deal
 
 ANSI = "\x1b["
 
@@ -33,21 +36,28 @@ def on_terminal(monkeypatch: pytest.MonkeyPatch, *argv: str) -> str:
     return terminal.getvalue()
 
 
+def pile_lines(variant: str, seed: int, options: dict[str, Any]) -> list[str]:
+    """The pile lines the print must show, from the reference deal (tests/engine/
+    reference_deal.py, written from docs/DEALS.md alone): '##' per face-down card."""
+    piles = ref_deal(variant, seed, options)
+    width = len(str(len(piles)))
+    return [f"{k:>{width}}: " + " ".join(["##"] * len(down) + up)
+            for k, (down, up) in enumerate(piles, 1)]
+
+
 def test_brisbane_print(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = deal(capsys, "brisbane", "--seed", "42")
     assert status == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == "Brisbane, seed 42 (empty_pile=king)"
-    assert lines[1] == "1: 2S 4D 3C QC 9S"
-    assert lines[2] == "2: ## 8D 3H 8H 9H JS"
-    assert lines[7] == "7: ## ## ## ## ## ## TC 7C 6S QD"
-    assert out.count("##") == 21
+    assert lines[1:8] == pile_lines("brisbane", 42, {})
+    assert out.count("##") == 21  # Brisbane deals 0+1+...+6 cards face down
+    # Brisbane's foundations start empty (docs/RULES.md).
     assert "foundations: S:-- H:-- D:-- C:--  (progress 0/52)" in lines
-    assert "state hash: 0x1df6c76d" in lines
+    assert "state hash: 0x1df6c76d" in lines  # docs/DEALS.md's worked example
     assert ANSI not in out  # captured output is not a terminal
     # No face-down card's code appears anywhere in the print.
-    hidden = [c for p in engine.new_game("brisbane", seed=42).to_layout()["tableau"]
-              for c in p["down"]]
+    hidden = [c for down, _ in ref_deal("brisbane", 42, {}) for c in down]
     assert len(hidden) == 21
     for code in hidden:
         assert code not in out
@@ -57,20 +67,20 @@ def test_brisbane_print(capsys: pytest.CaptureFixture[str]) -> None:
 def test_every_variant_prints_its_piles(capsys: pytest.CaptureFixture[str], variant: str) -> None:
     status, out, _ = deal(capsys, variant, "--seed", "7")
     assert status == 0
-    game = engine.new_game(variant, seed=7)
-    view = game.view()
-    width = len(str(len(view["tableau"])))
-    for number, pile in enumerate(view["tableau"], 1):
-        expected = " ".join(["##"] * pile["down"] + pile["up"])
-        assert f"{number:>{width}}: {expected}" in out.splitlines()
+    options = engine.new_game(variant, seed=7).options  # the variant's defaults
+    lines = out.splitlines()
+    for line in pile_lines(variant, 7, options):
+        assert line in lines
     assert ("redeals left: 2" in out) == (variant == "perseverance")
 
 
 def test_perseverance_foundations_and_padding(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = deal(capsys, "perseverance", "--seed", "42")
+    # Perseverance starts with the four aces home (docs/RULES.md): progress 4.
     assert "foundations: S:AS H:AH D:AD C:AC  (progress 4/52)" in out
-    assert out.splitlines()[1] == " 1: 7S 5H 4D 5D"
-    assert out.splitlines()[12] == "12: KD 6D TC TS"
+    expected = pile_lines("perseverance", 42, {"kings_to_bottom": True})
+    assert expected[0].startswith(" 1: ") and expected[11].startswith("12: ")  # padded
+    assert out.splitlines()[1:13] == expected
 
 
 def test_json_is_the_full_layout(capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,7 +89,7 @@ def test_json_is_the_full_layout(capsys: pytest.CaptureFixture[str]) -> None:
     layout = json.loads(out)
     assert layout == engine.new_game("brisbane", seed=42).to_layout()
     assert engine.Game.from_layout(layout).state_hash() == 0x1DF6C76D
-    assert layout["tableau"][6]["down"] == ["AS", "8C", "6D", "5C", "AH", "7H"]
+    assert layout["tableau"][6]["down"] == ref_deal("brisbane", 42, {})[6][0]
 
 
 def test_options_are_parsed_by_the_variant(capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable
 
 from protocol import messages as m
@@ -35,9 +34,9 @@ async def test_redis_outage_rejects_retryably_and_loses_nothing(
         assert status == 503 and "unhealthy" in body, (node.name, status, body)
 
     redis.start()  # same port; the AOF brings every acknowledged move back
-    started = time.monotonic()
-    await asyncio.gather(p1.play(6), p2.play(6))  # retried while still rejected
-    assert time.monotonic() - started < 15
+    # Each move is retried while the nodes still report store_unavailable; play() fails
+    # the test if one stays rejected past its retry guard (a liveness bound, not a timing).
+    await asyncio.gather(p1.play(6), p2.play(6))
     assert len(p1.acked) > 6 and len(p2.acked) > 6
     assert [await asyncio.to_thread(n.healthz) for n in (a, b)] == [(200, "ok\n")] * 2
     results = await finish(p1, p2, spectator, watching)

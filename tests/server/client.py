@@ -30,7 +30,8 @@ class TestClient:
         self.ws = ws
         self.name = name
         self.history: list[tuple[float, Any]] = []  # (time.time() ms, message)
-        self.frames: list[bytes] = []
+        self.frames: list[bytes] = []  # every frame received
+        self.sent = 0  # frames sent
         self.inbox: list[Any] = []
         self.seq = 0  # last move acknowledged
         self.token: str | None = None
@@ -53,11 +54,12 @@ class TestClient:
 
     async def send(self, message: Any) -> None:
         """Send a protocol message."""
-        await self.ws.send(encode(message))
+        await self.send_raw(encode(message))
 
     async def send_raw(self, data: bytes | str) -> None:
-        """Send arbitrary bytes (or text) as one frame."""
+        """Send arbitrary bytes (or text) as one frame (counted in ``sent``)."""
         await self.ws.send(data)
+        self.sent += 1
 
     async def _receive(self, wait: float) -> Any:
         frame = await asyncio.wait_for(self.ws.recv(), wait)

@@ -3,8 +3,6 @@ where sensible, the connection) stays usable."""
 
 from __future__ import annotations
 
-import asyncio
-
 import msgpack
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -217,33 +215,42 @@ async def test_spectators_cannot_play(server: Server) -> None:
     await watcher.expect_error("not_a_player")
 
 
+class HandClock:
+    """A monotonic clock (seconds) that moves only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 async def test_a_flood_is_rate_limited_and_the_connection_recovers(
     server_factory: ServerFactory,
 ) -> None:
-    server = await server_factory(rate_burst=5, rate_per_s=20.0)
-    client = await TestClient.connect(server.url, "flood")
+    clock = HandClock()
+    server = await server_factory(rate_burst=5, rate_per_s=16.0, monotonic=clock)
+    client = await TestClient.connect(server.url, "flood")  # hello: 1 of the 5 credits
     for nonce in range(40):
         await client.send(m.Ping(nonce=nonce))
-    errors = 0
-    pongs = 0
-    while errors + pongs < 40:
-        message = await client.recv()
-        if isinstance(message, m.Pong):
-            pongs += 1
-        else:
-            assert isinstance(message, m.Error) and message.code == "rate_limited", message
-            assert message.retryable
-            errors += 1
-    assert 4 <= pongs < 20 and errors > 20  # hello took one credit
-    for _ in range(100):  # credits come back with time
-        await client.send(m.Ping(nonce=1000))
-        message = await client.recv()
-        if isinstance(message, m.Pong):
-            break
-        await asyncio.sleep(0.05)  # credits refill with time: the waiting is what is tested
-    else:
-        pytest.fail("the connection never recovered")
-    assert isinstance(message, m.Pong)
+    replies = [await client.recv() for _ in range(40)]
+    # Time stands still: 4 credits left after hello, so exactly the first 4 pings are
+    # answered, in order, and the other 36 are refused (and refused retryably).
+    assert [r.nonce for r in replies[:4] if isinstance(r, m.Pong)] == [0, 1, 2, 3]
+    refused = replies[4:]
+    assert all(isinstance(r, m.Error) and r.code == "rate_limited" and r.retryable
+               for r in refused), refused
+    clock.now += 0.0625  # 16 credits/s for 1/16 s: exactly one credit comes back
+    await client.send(m.Ping(nonce=1000))
+    await client.send(m.Ping(nonce=1001))
+    first, second = await client.recv(), await client.recv()
+    assert isinstance(first, m.Pong) and first.nonce == 1000
+    assert isinstance(second, m.Error) and second.code == "rate_limited"
+    clock.now += 3600  # an hour idle refills to the burst (5), never beyond it
+    for nonce in range(6):
+        await client.send(m.Ping(nonce=2000 + nonce))
+    after_idle = [await client.recv() for _ in range(6)]
+    assert [isinstance(r, m.Pong) for r in after_idle] == [True] * 5 + [False]
 
 
 async def test_internal_errors_are_reported_not_leaked(server: Server,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from protocol import messages as m
 from protocol.verify import verify_results
 from server.app import Server
@@ -15,21 +13,35 @@ def _first(legal: list[str]) -> str:
     return legal[0]
 
 
+def _foundation_first(legal: list[str]) -> str:
+    return next((mv for mv in legal if mv.endswith(">f")), legal[0])
+
+
 async def test_time_limit_ends_the_race(server: Server) -> None:
     one = await TestClient.connect(server.url, "one")
     two = await TestClient.connect(server.url, "two")
-    joined = await one.create(variant="portuguese", countdown_s=0, time_limit_s=1)
+    joined = await one.create(variant="portuguese", countdown_s=0, time_limit_s=1,
+                              rank_by="progress")
     await two.join(joined.code)
     await one.send(m.Ready())
     await two.send(m.Ready())
     started = await one.expect(m.Started)
     await two.expect(m.Started)
-    await play_moves(one, Board(started.boards[0].view), 3, _first)
+    played = await play_moves(one, Board(started.boards[0].view), 3, _foundation_first)
     results = await one.expect(m.Results, wait=5)
     assert results.reason == "time"
     assert {e.status for e in results.ranking} == {"timeout"}
-    assert time.time() * 1000 >= started.start_ms + 1000
-    assert results.ranking[0].seat == 1 or results.ranking[0].progress == 0
+    logs = {log.seat: log for log in results.logs}
+    assert len(logs[1].moves) == played and logs[2].moves == []
+    # The server's race clock: every move was accepted before the limit (1000 ms).
+    assert all(0 <= clock < 1000 for clock in logs[1].clocks)
+    # Progress by a second method: Portuguese foundations start empty and have no
+    # takeback by default, so a seat's progress is its count of moves onto a foundation.
+    by_hand = {seat: sum(mv.endswith(">f") for mv in log.moves) for seat, log in logs.items()}
+    assert {e.seat: e.progress for e in results.ranking} == by_hand
+    if by_hand[1] > by_hand[2]:
+        assert [e.seat for e in results.ranking] == [1, 2]
+    assert [e.rank for e in results.ranking] == sorted(e.rank for e in results.ranking)
     assert verify_results(results).problems == []
     late = await one.move("1>f")
     assert isinstance(late, m.Rejected) and late.code == "finished"
