@@ -47,6 +47,8 @@ class SinglePosition:
         "takeback",
     )
 
+    restart_weights: tuple[int, ...] = ()  # no restarts (search._portfolio)
+
     def __init__(
         self,
         piles: list[list[int]],
