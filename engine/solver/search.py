@@ -5,8 +5,10 @@ that lists its moves, plays a move together with the safe foundation moves that 
 it, undoes it, saves and restores itself as a compact snapshot, estimates the work left
 (``heuristic``) and keeps a position key up to date (``keys``).
 
-The driver always expands the stored position with the lowest heuristic value plus
-``g_weight`` per move played (greedy best-first, nudged towards short solutions). Each
+The driver (iterative, no recursion) always expands the stored position with the
+lowest heuristic value plus ``g_weight`` per move played (greedy best-first, nudged
+towards short solutions), valuing foundation moves first (``_best_first``), taking
+turns between weights where a variant asks for restarts (``_portfolio``). Each
 distinct position is stored once (the key set is the transposition table), so when no
 stored position is left to expand, no won position is reachable: the deal is
 unwinnable. Safe foundation moves are dominating (the position after one is winnable
@@ -167,9 +169,8 @@ def _best_first(
     pos: Position, g_weight: int, budget: Budget, deadline: float, max_nodes: int
 ) -> _Run:
     """Best-first from the position ``pos`` is in, expanding at most ``max_nodes``
-    positions and stopping once ``budget.clock()`` passes
-    ``deadline`` (read every ``budget.check_every`` steps: a step expands a position or
-    values the moves it deferred).
+    positions and stopping once ``budget.clock()`` passes ``deadline`` (read every
+    ``budget.check_every`` steps: a step expands a position or values moves deferred).
 
     A stored position is its parent's snapshot and key plus the move that leads to it
     (``link``): one snapshot per *expanded* position instead of one per child, and
@@ -178,14 +179,14 @@ def _best_first(
 
     Partial expansion: most expanded positions lie on the line the search follows, and
     most moves of that line are foundation moves (with takeback, only Aces go up
-    automatically). So when a position has foundation moves (and the variant's
-    ``foundation_first`` says so: not in Portuguese, where it left 11 of seeds 0-59
-    undecided at 20,000 positions instead of 6), only those are played and
-    valued at first; its other moves wait in one heap entry at the position's own value
-    (``TABLEAU_PENALTY`` more), and are listed and valued only if that entry comes up. Takebacks,
-    rarely part of a solution (23 in 200 Spanish solutions), wait in another entry at
-    ``TAKEBACK_PENALTY`` more. Every entry still comes up before the search can run dry,
-    so "unwinnable" still means every reachable position was searched."""
+    automatically). So when a position has foundation moves, and the variant's
+    ``foundation_first`` says so (not Portuguese: there it left 11 of seeds 0-59
+    undecided at 20,000 positions instead of 6), only those are played and valued at
+    first; its other moves wait in one heap entry at the position's own value
+    (``TABLEAU_PENALTY`` more), and are listed and valued only if that entry comes up.
+    Takebacks, rarely part of a solution (23 in 200 Spanish solutions), wait in another
+    entry at ``TAKEBACK_PENALTY`` more. Every entry still comes up before the search
+    can run dry, so "unwinnable" still means every reachable position was searched."""
     run = _Run()
     seen = {pos.key}
     counter = 0
