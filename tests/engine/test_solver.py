@@ -74,6 +74,8 @@ UNWINNABLE = {
         "spanish", "KS KH KD KC JS JH JD JC 9S 9H 9D 9C 7S"),
     "spanish (Solvitaire preset), seed 2047: 9 positions, none won": new_game(
         "spanish", 2047, kings_to_bottom=False, foundation_takeback=True),
+    # the one deal of Spanish seeds 0-4999 proven unwinnable (docs/SOLVER.md, win rates)
+    "spanish, seed 1179: 3 positions, none won": new_game("spanish", 1179),
     "brisbane: no move at all": stuck_deal("brisbane", "KS JS 9S 7S KH JH 9H"),
     "fortress: no move at all": stuck_deal("fortress", "KS JS 9S KH JH 9H KD JD KC JC"),
     "perseverance: stuck without a redeal": game(
