@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from solver_bench import wilson  # this folder is on the path when run as a script
+from solver_bench import winnable_interval  # this folder is on the path as a script
 
 from engine import VARIANTS, new_game
 from engine.solver import DEFAULT_BUDGET, solve
@@ -99,8 +99,7 @@ def report(records: list[dict[str, object]], variants: list[str]) -> str:
         won = sum(r["verdict"] == "won" for r in rs)
         lost = sum(r["verdict"] == "unwinnable" for r in rs)
         unknown = n - won - lost
-        lo, _ = wilson(won, n)
-        _, hi = wilson(won + unknown, n)
+        lo, hi = winnable_interval(won, unknown, n)
         lines.append(f"| {variant} | {n:,} | {won:,} | {lost:,} | {unknown:,} "
                      f"| {100 * (won + lost) / n:.2f}% "
                      f"| {100 * won / n:.2f}% [{100 * lo:.2f}%, {100 * hi:.2f}%] |")
