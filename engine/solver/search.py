@@ -263,7 +263,8 @@ def _best_first(
         if pos.key != key:
             restore(snap, key)
         if later is None:
-            play(link[0])  # type: ignore[index]  # a stored position always has a move
+            assert link is not None  # a stored position always has a move
+            play(link[0])
     run.nodes, run.positions = nodes, len(seen)
     run.best_left, run.best_link = best_left, best_link
     if len(seen) >= FREE_IN_BACKGROUND:
