@@ -19,7 +19,7 @@ _gc_pausers = 0  # holds on the paused collector: running searches, tables being
 _gc_was_enabled = False
 
 
-FREE_IN_BACKGROUND = 20_000  # stored positions from which freeing them (~0.5 us each) is
+FREE_IN_BACKGROUND = 2_000  # stored positions from which freeing them (~0.5 us each) is
 # left to a background thread, so that a search returns within its time budget
 
 PAUSE = 0.001  # seconds between slices (~1 ms each): another search in this process
