@@ -76,6 +76,8 @@ UNWINNABLE = {
         "spanish", 2047, kings_to_bottom=False, foundation_takeback=True),
     # the one deal of Spanish seeds 0-4999 proven unwinnable (docs/SOLVER.md, win rates)
     "spanish, seed 1179: 3 positions, none won": new_game("spanish", 1179),
+    # the first Portuguese deal proven unwinnable, in the win-rate run of docs/SOLVER.md
+    "portuguese, seed 619: 670 positions, none won": new_game("portuguese", 619),
     "brisbane: no move at all": stuck_deal("brisbane", "KS JS 9S 7S KH JH 9H"),
     "fortress: no move at all": stuck_deal("fortress", "KS JS 9S KH JH 9H KD JD KC JC"),
     "perseverance: stuck without a redeal": game(
