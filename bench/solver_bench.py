@@ -103,6 +103,12 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def winnable_interval(won: int, unknown: int, n: int) -> tuple[float, float]:
+    """The 95% interval of the winnable rate that counts unknowns honestly: from the
+    Wilson lower bound of won/n to the Wilson upper bound of (won + unknown)/n."""
+    return wilson(won, n)[0], wilson(won + unknown, n)[1]
+
+
 def measure(cfg: Config, scale: float, max_seconds: float, finds: int) -> Row:
     """Solve ``cfg.deals * scale`` deals; time ``finds`` calls of find_winnable_seed."""
     row = Row(cfg.name, cfg.variant, cfg.options, baseline=baseline())
@@ -158,8 +164,7 @@ def report(rows: list[Row], configs: dict[str, Config], max_seconds: float) -> s
     out += ["", "| configuration | won | unwinnable | unknown | winnable (95% Wilson) "
             "| published |", "|---|---|---|---|---|---|"]
     for r in rows:
-        lo, _ = wilson(r.won, r.deals)
-        _, hi = wilson(r.won + r.unknown, r.deals)
+        lo, hi = winnable_interval(r.won, r.unknown, r.deals)
         pub = configs[r.name].published
         pub_text = "-"
         if pub is not None:

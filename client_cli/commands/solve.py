@@ -19,7 +19,7 @@ import textwrap
 from typing import Any
 
 import engine
-from engine.solver import DEFAULT_BUDGET, SolveResult, solve
+from engine.solver import DEFAULT_BUDGET, SolveResult, load_layout, solve
 
 from .deal import UsageError, parse_options, parse_seed, parse_variant
 
@@ -89,10 +89,15 @@ def _load(args: argparse.Namespace) -> tuple[engine.Game, int | None]:
         raise UsageError("--layout carries its own position and options: "
                          "leave out --seed and --option")
     layout = _read_json(args.layout)
-    if isinstance(layout, dict) and layout.get("variant") != variant.name:
-        raise UsageError(f"the layout in {args.layout} is {layout.get('variant')!r}, "
-                         f"not {variant.name!r}")
-    return engine.Game.from_layout(layout), None
+    if isinstance(layout, dict):
+        named = layout.get("variant")
+        if not isinstance(named, str) or named.strip().lower() != variant.name:
+            # never quote a huge or deeply nested value
+            shown = repr(named) if isinstance(named, str) and len(named) <= 40 else (
+                f"a value of type {type(named).__name__}")
+            raise UsageError(f"the layout in {args.layout} is {shown}, not {variant.name!r}")
+        layout = {**layout, "variant": variant.name}  # variant names are case-insensitive
+    return load_layout(layout), None
 
 
 def _read_json(path: str) -> Any:
@@ -111,6 +116,8 @@ def _read_json(path: str) -> Any:
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, "
                          f"column {exc.colno}") from None
+    except RecursionError:  # the decoder recurses once per level of nesting
+        raise UsageError(f"{path} is nested too deeply to be a layout") from None
 
 
 def to_json(game: engine.Game, seed: int | None, result: SolveResult) -> dict[str, Any]:

@@ -7,7 +7,8 @@ finds a solution when it can (pure Python, no I/O; docs/SOLVER.md).
 - ``is_winnable_seed(variant, seed, options, budget)`` → True / False / None
 - ``find_winnable_seed(variant, options, start_seed, budget)`` → ``(seed, moves)`` or
   None, within a bounded time
-- ``Budget(max_nodes, max_seconds)``
+- ``Budget(max_nodes, max_seconds, clock=time.monotonic, check_every=1)``
+- ``load_layout(layout)`` → ``Game`` (``BadLayout``, never ``RecursionError``)
 """
 
 from .api import (
@@ -18,6 +19,7 @@ from .api import (
                   find_winnable_seed,
                   hint,
                   is_winnable_seed,
+                  load_layout,
                   solve,
 )
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, SolveResult, Verdict
@@ -36,5 +38,6 @@ __all__ = [
     "find_winnable_seed",
     "hint",
     "is_winnable_seed",
+    "load_layout",
     "solve",
 ]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from ..errors import BadLayout
 from ..game import Game, new_game
 from ..moves import TO_FOUNDATION, Move, parse_move
 from ..shuffle import SEED_MAX, check_seed
@@ -20,17 +22,30 @@ SEED_BUDGET = Budget(max_nodes=50_000, max_seconds=2.0)  # per seed, find_winnab
 FIND_SECONDS = 10.0  # find_winnable_seed's default bound on its total time
 
 
+def load_layout(layout: Any) -> Game:
+    """The ``Game`` of a full-information layout (RULES.md format), as
+    ``Game.from_layout`` reads it, but a value nested so deeply that reading or quoting it
+    in an error message would exhaust Python's stack raises ``BadLayout`` too, never
+    ``RecursionError``."""
+    try:
+        return Game.from_layout(layout)
+    except RecursionError:
+        raise BadLayout("the layout is nested too deeply (piles are lists of cards)") from None
+
+
 def _as_game(game_or_layout: Game | Mapping[str, Any]) -> Game:
     if isinstance(game_or_layout, Game):
         return game_or_layout
-    return Game.from_layout(game_or_layout)
+    return load_layout(game_or_layout)
 
 
 def solve(
     game_or_layout: Game | Mapping[str, Any],
     max_nodes: int = DEFAULT_BUDGET.max_nodes,
     max_seconds: float = DEFAULT_BUDGET.max_seconds,
-    clock: Callable[[], float] = time.perf_counter,
+    clock: Callable[[], float] = time.monotonic,
+    *,
+    budget: Budget | None = None,
 ) -> SolveResult:
     """Search the position of a ``Game`` (left unchanged) or of a full-information layout
     (RULES.md format; face-down cards named, so Brisbane is solved knowing them).
@@ -38,16 +53,19 @@ def solve(
     Returns a ``SolveResult``: ``"won"`` with a solution that ``Game.play`` accepts move
     by move up to a won game, ``"unwinnable"`` when every reachable position was searched,
     or ``"unknown"`` when ``max_nodes`` positions were expanded or ``max_seconds`` spent
-    first, as read on ``clock`` (injectable, seconds). A bad layout raises the engine's
-    ``BadLayout`` (or ``UnknownVariant`` / ``BadOption``); a bad budget raises
-    ``ValueError``. Memory grows with the positions expanded: about 1 kB each
-    (docs/SOLVER.md)."""
-    return _solve(_as_game(game_or_layout), Budget(max_nodes, max_seconds, clock))[0]
+    first, as read on ``clock`` (injectable, seconds; only the search reads it).
+    ``budget``, when given, replaces ``max_nodes``, ``max_seconds`` and ``clock``.
+    ``elapsed`` is wall time. A bad layout raises the engine's ``BadLayout`` (or
+    ``UnknownVariant`` / ``BadOption``); a bad budget raises ``ValueError``. Memory grows
+    with the positions expanded (docs/SOLVER.md)."""
+    if budget is None:
+        budget = Budget(max_nodes, max_seconds, clock)
+    return _solve(_as_game(game_or_layout), budget)[0]
 
 
 def _solve(game: Game, budget: Budget) -> tuple[SolveResult, str | None]:
     """The result and the search's best-effort first move."""
-    started = time.perf_counter()
+    started = time.perf_counter()  # elapsed is wall time; the budget's clock is the search's
     if game.won:
         return SolveResult(WON, (), 0, 0.0, "already won"), None
     out = search(position_for(game), budget)
@@ -105,7 +123,7 @@ def find_winnable_seed(
     call), or a number: the seconds the
     whole call may take, each seed then getting ``SEED_BUDGET``. The call stops after
     ``total_seconds`` (default ``FIND_SECONDS`` = 10 s, or the number given as
-    ``budget``), overrunning by at most one expansion and one deal (a few milliseconds),
+    ``budget``), overrunning by at most one search step and one deal (a few milliseconds),
     and then returns None; seeds are not searched past 2**64-1. docs/SOLVER.md gives the
     measured time per variant. Bad arguments raise the engine's errors (``BadSeed``,
     ``UnknownVariant``, ``BadOption``) or ``ValueError``."""
@@ -128,7 +146,7 @@ def find_winnable_seed(
         if remaining <= 0:
             return None
         game = new_game(variant, seed, **opts)
-        seed_budget = Budget(per_seed.max_nodes, min(per_seed.max_seconds, remaining), clock)
+        seed_budget = replace(per_seed, max_seconds=min(per_seed.max_seconds, remaining))
         result = _solve(game, seed_budget)[0]
         if result.verdict == WON:
             return seed, result

@@ -24,6 +24,9 @@ class RunsPosition:
     __slots__ = ("found", "g_weight", "key", "left", "piles", "redeal_any_time", "redeals_left",
                  "safe_moves")
 
+    foundation_first = True  # value foundation moves first (search._best_first)
+    restart_weights: tuple[int, ...] = ()  # no restarts (search._portfolio)
+
     def __init__(
         self,
         piles: list[list[int]],

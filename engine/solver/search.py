@@ -5,8 +5,10 @@ that lists its moves, plays a move together with the safe foundation moves that 
 it, undoes it, saves and restores itself as a compact snapshot, estimates the work left
 (``heuristic``) and keeps a position key up to date (``keys``).
 
-The driver always expands the stored position with the lowest heuristic value plus
-``g_weight`` per move played (greedy best-first, nudged towards short solutions). Each
+The driver (iterative, no recursion) always expands the stored position with the
+lowest heuristic value plus ``g_weight`` per move played (greedy best-first, nudged
+towards short solutions), valuing foundation moves first (``_best_first``), taking
+turns between weights where a variant asks for restarts (``_portfolio``). Each
 distinct position is stored once (the key set is the transposition table), so when no
 stored position is left to expand, no won position is reachable: the deal is
 unwinnable. Safe foundation moves are dominating (the position after one is winnable
@@ -16,11 +18,13 @@ whenever the one before was), so playing them at once loses no solution.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..moves import TAKEBACK, TO_FOUNDATION
+from .memory import FREE_IN_BACKGROUND, free_later, gc_paused
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, Verdict
 
+DEAD = 1 << 40  # what heuristic() returns for a position it has proven lost
 Mv = tuple[int, int, int, int]  # (kind, src, dst, n), piles 0-based; kinds as engine.moves
 Undo = tuple[Any, ...]  # whatever a position needs to take its move back
 Link = tuple[Mv, Any] | None  # (move, parent link): the path to a stored position
@@ -33,7 +37,11 @@ class Position(Protocol):
 
     key: int
     left: int
+    piles: list[list[int]]  # bottom to top; Brisbane's face-down cards included
+    found: list[int]  # cards on each suit's foundation
     g_weight: int  # heuristic units added per move played: leans towards short lines
+    foundation_first: bool  # value foundation moves before the others (``_best_first``)
+    restart_weights: tuple[int, ...]  # other g_weights to take turns with (``_portfolio``)
 
     def start(self) -> list[str]:
         """Play the safe foundation moves of the initial position; their notation."""
@@ -58,7 +66,8 @@ class Position(Protocol):
         """Set the board to a snapshot taken when its key was ``key``."""
 
     def heuristic(self) -> int:
-        """An estimate of the work left; lower is better, 0 or less is no promise."""
+        """An estimate of the work left; lower is better, 0 or less is no promise.
+        ``DEAD`` when the position is proven lost: it is then not searched further."""
 
 
 class Outcome:
@@ -92,6 +101,49 @@ def _replay(pos: Position, root: Any, root_key: int, path: list[Mv]) -> list[str
     return out
 
 
+def _clears(piles: list[list[int]], found: list[int]) -> bool:
+    """Whether foundation moves alone empty the tableau: the position is then won (in
+    the endgame this saves expanding one position per card)."""
+    heights = found[:]
+    rest = [p[:] for p in piles if p]
+    moved = True
+    while moved and rest:
+        moved = False
+        for p in rest:
+            while p:
+                c = p[-1]
+                if heights[c // 13] != c % 13:
+                    break
+                heights[c // 13] += 1
+                p.pop()
+                moved = True
+        rest = [p for p in rest if p]
+    return not rest
+
+
+def _foundation_moves(piles: list[list[int]], found: list[int]) -> list[tuple[Mv, int]]:
+    """The foundation moves of a position (a top card that is its suit's next card), as
+    ``Position.moves`` lists them."""
+    return [((TO_FOUNDATION, i, 0, 1), -1) for i, p in enumerate(piles)
+            if p and found[p[-1] // 13] == p[-1] % 13]
+
+
+def _finish(pos: Position, link: Link) -> Link:
+    """Play foundation moves (``_clears`` said they win) until no card is left; the path
+    to the won position."""
+    while pos.left:
+        found = pos.found
+        for i, p in enumerate(pos.piles):
+            if p and found[p[-1] // 13] == p[-1] % 13:
+                mv: Mv = (TO_FOUNDATION, i, 0, 1)
+                pos.play(mv)
+                link = (mv, link)
+                break
+        else:  # unreachable after _clears; never loop forever
+            raise AssertionError("the foundation moves stopped before the tableau was empty")
+    return link
+
+
 class _Run:
     """How a best-first run ended."""
 
@@ -106,31 +158,74 @@ class _Run:
         self.best_link: Link = None  # the path to the position with the fewest cards left
 
 
+TABLEAU_PENALTY = 0  # heuristic units: when a position's other moves are tried, once its
+# foundation moves have been (at the position's own value)
+TAKEBACK_PENALTY = 20  # and its takebacks (two cards' worth later)
+Later = tuple[int, list[tuple[Mv, int]] | None]  # a position's deferred moves (None: all
+# but its foundation moves, to be listed when the entry comes up), and their stage
+
+
 def _best_first(
-    pos: Position, g_weight: int, max_nodes: int, deadline: float, clock: Callable[[], float]
+    pos: Position, g_weight: int, budget: Budget, deadline: float, max_nodes: int
 ) -> _Run:
     """Best-first from the position ``pos`` is in, expanding at most ``max_nodes``
-    positions and stopping at ``deadline``."""
+    positions and stopping once ``budget.clock()`` passes ``deadline`` (read every
+    ``budget.check_every`` steps: a step expands a position or values moves deferred).
+
+    A stored position is its parent's snapshot and key plus the move that leads to it
+    (``link``): one snapshot per *expanded* position instead of one per child, and
+    when the position popped is a child of the board's current position (the usual
+    case: the search follows its best line) the board is not restored at all.
+
+    Partial expansion: most expanded positions lie on the line the search follows, and
+    most moves of that line are foundation moves (with takeback, only Aces go up
+    automatically). So when a position has foundation moves, and the variant's
+    ``foundation_first`` says so (not Portuguese: there it left 11 of seeds 0-59
+    undecided at 20,000 positions instead of 6), only those are played and valued at
+    first; its other moves wait in one heap entry at the position's own value
+    (``TABLEAU_PENALTY`` more), and are listed and valued only if that entry comes up.
+    Takebacks, rarely part of a solution (23 in 200 Spanish solutions), wait in another
+    entry at ``TAKEBACK_PENALTY`` more. Every entry still comes up before the search
+    can run dry, so "unwinnable" still means every reachable position was searched."""
     run = _Run()
     seen = {pos.key}
     counter = 0
-    heap: list[tuple[int, int, Any, int, Link, int]] = [
-        (pos.heuristic(), 0, pos.snapshot(), pos.key, None, 0)
-    ]
+    heap: list[tuple[int, int, Any, int, Link, int, Later | None]] = []
     best_left, best_link = pos.left, None
     nodes = 0
+    clock, check_every = budget.clock, budget.check_every
     moves, play, undo = pos.moves, pos.play, pos.undo
     snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
     pop, push = heapq.heappop, heapq.heappush
-    while heap:
-        if nodes >= max_nodes or clock() > deadline:  # ~0.1 us, against 50 us-1 ms a node
-            break
-        _, _, snap, key, link, g = pop(heap)
-        restore(snap, key)
-        nodes += 1
-        g += g_weight
-        for mv, k in moves():
+    first = pos.foundation_first
+    steps = 0
+    link: Link = None
+    g = 0
+    f = heuristic()
+    later: Later | None = None  # the deferred moves of the entry popped, if it is one
+    while True:
+        if later is None:  # a position to expand
+            nodes += 1
+            if _clears(pos.piles, pos.found):
+                run.won = _finish(pos, link)
+                break
+            g += g_weight
+            snap, key = snapshot(), pos.key
+            todo = _foundation_moves(pos.piles, pos.found) if first else []
+            if todo:
+                stage = 0  # the other moves are listed only if their entry comes up
+            else:
+                stage, todo = 1, moves()
+        else:  # moves deferred by a position expanded earlier (the board is back there)
+            stage, deferred = later
+            todo = deferred if deferred is not None else [
+                m for m in moves() if m[0][0] != TO_FOUNDATION]  # those were valued
+        takebacks: list[tuple[Mv, int]] = []  # stage 1
+        for mv, k in todo:
             if k >= 0 and k in seen:
+                continue
+            if stage == 1 and mv[0] == TAKEBACK:
+                takebacks.append((mv, k))
                 continue
             u = play(mv)
             k = pos.key
@@ -144,32 +239,93 @@ def _best_first(
                 best_left, best_link = left, child
                 if left == 0:
                     run.won = child
-                    heap.clear()
                     break
-            counter += 1
-            push(heap, (heuristic() + g, counter, snapshot(), k, child, g))
+            h = heuristic()
+            if h < DEAD:
+                counter += 1
+                push(heap, (h + g, counter, snap, key, child, g, None))
             undo(u)
-    else:
-        run.exhausted = run.won is None
+        if run.won is not None:
+            break
+        if stage == 0:
+            counter += 1
+            push(heap, (f + TABLEAU_PENALTY, counter, snap, key, link, g, (1, None)))
+        if takebacks:
+            counter += 1
+            push(heap, (f + TAKEBACK_PENALTY, counter, snap, key, link, g, (2, takebacks)))
+        if not heap:
+            run.exhausted = True
+            break
+        steps += 1  # expansions and deferred batches: either may take a millisecond
+        if nodes >= max_nodes or (steps % check_every == 0 and clock() > deadline):
+            break
+        f, _, snap, key, link, g, later = pop(heap)
+        if pos.key != key:
+            restore(snap, key)
+        if later is None:
+            assert link is not None  # a stored position always has a move
+            play(link[0])
     run.nodes, run.positions = nodes, len(seen)
     run.best_left, run.best_link = best_left, best_link
+    if len(seen) >= FREE_IN_BACKGROUND:
+        free_later(heap, seen)
     return run
 
 
-def search(pos: Position, budget: Budget) -> Outcome:
-    """Best-first search from ``pos`` within ``budget`` (expanded positions, and seconds by
-    the budget's clock); ``pos`` is left in an unspecified position."""
-    clock = budget.clock
+def search(pos: Position, budget: Budget, deadline: float | None = None) -> Outcome:
+    """Best-first search from ``pos`` within ``budget`` (expanded positions, and seconds
+    by ``budget.clock`` from now, or until ``deadline`` on that clock when given);
+    ``pos`` is left in an unspecified position. Python's cyclic garbage collector is
+    paused while it runs (``memory.gc_paused``)."""
+    with gc_paused():
+        return _search(pos, budget, budget.clock() + budget.max_seconds
+                       if deadline is None else deadline)
+
+
+RESTART_NODES = 20_000  # expansions of the first run of each weight, then 4x per round
+
+
+def _portfolio(
+    pos: Position, budget: Budget, deadline: float, root: Any, root_key: int
+) -> tuple[_Run, int]:
+    """Best-first runs from the root within ``budget``: one run with ``pos.g_weight``,
+    or, where the variant lists ``restart_weights``, runs that take turns between
+    weights on slices of the node budget (20,000 expansions each at first, four times
+    more each round) until one decides or the budget is spent. Which weight finds a
+    solution quickly varies a lot from deal to deal (Brisbane seeds 0-299 at 20,000
+    expansions: 7 undecided with weight 4, 8 with weight 8, none with both). The run
+    that ended the search, and the expansions of all runs."""
+    weights = (pos.g_weight, *pos.restart_weights)
+    if len(weights) == 1:
+        run = _best_first(pos, weights[0], budget, deadline, budget.max_nodes)
+        return run, run.nodes
+    total, cap, turn = 0, RESTART_NODES, 0
+    best: _Run | None = None
+    while True:
+        pos.restore(root, root_key)
+        limit = min(cap, budget.max_nodes - total)
+        run = _best_first(pos, weights[turn % len(weights)], budget, deadline, limit)
+        total += run.nodes
+        if best is not None and best.best_left < run.best_left:  # keep the best line seen
+            run.best_left, run.best_link = best.best_left, best.best_link
+        best = run
+        if run.won is not None or run.exhausted or run.nodes < limit or total >= budget.max_nodes:
+            return run, total  # decided, out of time, or out of nodes
+        turn += 1
+        if turn % len(weights) == 0:
+            cap *= 4
+
+
+def _search(pos: Position, budget: Budget, deadline: float) -> Outcome:
     out = Outcome()
-    deadline = clock() + budget.max_seconds
     prefix = pos.start()
     out.nodes = 1
     if pos.left == 0:
         out.verdict, out.moves, out.reason = WON, prefix, "solved"
         return out
     root, root_key = pos.snapshot(), pos.key
-    run = _best_first(pos, pos.g_weight, budget.max_nodes, deadline, clock)
-    out.nodes = run.nodes
+    run, nodes = _portfolio(pos, budget, deadline, root, root_key)
+    out.nodes = nodes
     if run.won is not None:
         out.verdict, out.reason = WON, "solved"
         out.moves = prefix + _replay(pos, root, root_key, _path(run.won))
@@ -178,7 +334,7 @@ def search(pos: Position, budget: Budget) -> Outcome:
     if run.exhausted:
         out.verdict = UNWINNABLE
         out.reason = f"all {run.positions} reachable positions searched"
-    elif run.nodes >= budget.max_nodes:
+    elif nodes >= budget.max_nodes:
         out.reason = f"node budget of {budget.max_nodes} positions exhausted"
     else:
         out.reason = f"time budget of {budget.max_seconds:g} s exhausted"

@@ -12,11 +12,12 @@ from __future__ import annotations
 from ..moves import TABLEAU, TAKEBACK, TO_FOUNDATION
 from .keys import ON_TABLE, PAIR, SUPPORTS, order_free_key
 from .safety import AutoRule, rank_limits
-from .search import Mv, Undo
+from .search import DEAD, Mv, Undo
 
 _SUITS = "SHDC"
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
-PILE_MEMO_LIMIT = 100_000  # distinct piles whose heuristic share is remembered
+PILE_MEMO_LIMIT = 20_000  # distinct piles whose heuristic share is remembered (freeing
+# more takes the caller more than a few milliseconds at the end of a search)
 
 
 class SinglePosition:
@@ -26,20 +27,27 @@ class SinglePosition:
     moves are safe to play at once (``safety``)."""
 
     __slots__ = (
+        "_blocked",
+        "_dead_check",
         "_memo",
         "_same_suit",
+        "_shares",
         "_w_king",
         "_w_need",
+        "_where",
         "auto",
         "empty_any",
         "fits",
         "found",
+        "foundation_first",
         "g_weight",
         "key",
         "left",
         "piles",
         "takeback",
     )
+
+    restart_weights: tuple[int, ...] = ()  # no restarts (search._portfolio)
 
     def __init__(
         self,
@@ -59,15 +67,49 @@ class SinglePosition:
         self.key = order_free_key(self.piles)
         self.left = sum(len(p) for p in self.piles)
         self._memo: dict[bytes, int] = {}
+        self._blocked: dict[bytes, tuple[tuple[int, int], ...]] = {}
+        self._shares: list[int] = []  # per pile, _share(pile): kept up to date by play/undo
+        self._where: list[int] = []  # per card, the pile it is in (-1: on its foundation)
         # Fortress builds in suit: there a King is no special obstacle
         self._same_suit = all(c // 13 == t // 13 for t, cs in enumerate(fits) for c in cs)
         # Heuristic weights (docs/SOLVER.md). Where only a King fills an empty pile
-        # (Portuguese), buried Kings and digging matter more, and the search leans
-        # harder towards short lines (tuned on seeds 0-59).
+        # (Portuguese), digging matters more and the search leans harder towards short
+        # lines (tuned on seeds 0-59); elsewhere g_weight 2 beat 3 (Spanish with and
+        # without takeback, Fortress: 15-30% fewer positions played, seeds 0-199).
         king_only = not empty_any and not self._same_suit
-        self._w_king = 15 if king_only else 5
+        self._w_king = 15
         self._w_need = 6 if king_only else 3
-        self.g_weight = 5 if king_only else 3
+        self.g_weight = 5 if king_only else 2
+        self.foundation_first = not king_only  # measured: see search._best_first
+        # Dead ends can be told cheaply only where a card other than a King can never
+        # go to an empty pile and nothing comes back from a foundation (_is_dead)
+        self._dead_check = king_only and not takeback
+        self._reindex()
+
+    def _reindex(self) -> None:
+        """Recompute the per-pile heuristic shares and the card locations."""
+        where = [-1] * 52
+        for i, p in enumerate(self.piles):
+            for c in p:
+                where[c] = i
+        self._where = where
+        self._shares = [self._share(p) for p in self.piles]
+
+    def _share(self, p: list[int]) -> int:
+        """A pile's part of the heuristic, packed so that the shares of all piles can be
+        summed at once: ``((score * 16 + kings) * 16) + 1`` for a pile (``_pile_share``
+        gives score and kings), 0 for an empty one. The low 4 bits of a sum count the
+        non-empty piles (at most 13), the next 4 the Kings off the bottom (at most 4)."""
+        if not p:
+            return 0
+        b = bytes(p)
+        memo = self._memo
+        share = memo.get(b)
+        if share is None:
+            if len(memo) > PILE_MEMO_LIMIT:
+                memo.clear()
+            share = memo[b] = self._pile_share(p) * 16 + 1
+        return share
 
     # ------------------------------------------------------------------ moves
     def moves(self) -> list[tuple[Mv, int]]:
@@ -132,7 +174,9 @@ class SinglePosition:
 
     def play(self, mv: Mv) -> Undo:
         """Play ``mv`` and the safe foundation moves it allows."""
-        key = self.key
+        key, shares = self.key, self._shares
+        self._shares = new = shares[:]
+        share = self._share
         kind, src, dst, _ = mv
         piles = self.piles
         if kind == TABLEAU:
@@ -141,6 +185,9 @@ class SinglePosition:
             self.key ^= (PAIR[c * SUPPORTS + (p[-1] if p else ON_TABLE)]
                          ^ PAIR[c * SUPPORTS + (q[-1] if q else ON_TABLE)])
             q.append(c)
+            self._where[c] = dst
+            new[dst] = share(q)
+            new[src] = share(p)
             autos = self._autoplay(src)
         elif kind == TO_FOUNDATION:
             p = piles[src]
@@ -148,6 +195,8 @@ class SinglePosition:
             self.key ^= PAIR[c * SUPPORTS + (p[-1] if p else ON_TABLE)]
             self.found[c // 13] += 1
             self.left -= 1
+            self._where[c] = -1
+            new[src] = share(p)
             autos = self._autoplay(-1)
         else:  # TAKEBACK: src is the suit; nothing new becomes safe
             self.found[src] -= 1
@@ -156,8 +205,10 @@ class SinglePosition:
             self.key ^= PAIR[c * SUPPORTS + (q[-1] if q else ON_TABLE)]
             q.append(c)
             self.left += 1
+            self._where[c] = dst
+            new[dst] = share(q)
             autos = _NO_AUTOS
-        return (key, mv, autos, c)
+        return (key, mv, autos, c, shares)
 
     def _autoplay(self, changed: int) -> tuple[tuple[int, int], ...]:
         """Play every safe foundation move until none is left; (pile, card) of each.
@@ -174,11 +225,13 @@ class SinglePosition:
             if found[t // 13] != t % 13 or t % 13 > rank_limits(auto, found)[t // 13]:
                 return _NO_AUTOS
         done: list[tuple[int, int]] = []
+        where, shares = self._where, self._shares
         again = True
         while again:
             again = False
             limits = rank_limits(auto, found)  # stale within a pass: only more cautious
             for i, p in enumerate(piles):
+                moved = False
                 while p:
                     c = p[-1]
                     r = c % 13
@@ -187,35 +240,42 @@ class SinglePosition:
                     p.pop()
                     self.key ^= PAIR[c * SUPPORTS + (p[-1] if p else ON_TABLE)]
                     found[c // 13] += 1
+                    where[c] = -1
                     done.append((i, c))
-                    again = True
+                    again = moved = True
+                if moved:
+                    shares[i] = self._share(p)
         self.left -= len(done)
         return tuple(done)
 
     def undo(self, u: Undo) -> None:
         """Take back a ``play``."""
-        key, (kind, src, dst, _), autos, card = u
-        piles, found = self.piles, self.found
+        key, (kind, src, dst, _), autos, card, self._shares = u
+        piles, found, where = self.piles, self.found, self._where
         if autos:
             for i, c in reversed(autos):
                 found[c // 13] -= 1
                 piles[i].append(c)
+                where[c] = i
             self.left += len(autos)
         if kind == TABLEAU:
             piles[src].append(piles[dst].pop())
+            where[card] = src
         elif kind == TO_FOUNDATION:
             found[card // 13] -= 1
             piles[src].append(card)
+            where[card] = src
             self.left += 1
         else:
             piles[dst].pop()
             found[src] += 1
+            where[card] = -1
             self.left -= 1
         self.key = key
 
     def notation(self, u: Undo) -> list[str]:
         """The played move then its safe foundation moves, in canonical notation."""
-        _, (kind, src, dst, _n), autos, _card = u
+        _, (kind, src, dst, _n), autos, _card, _shares = u
         if kind == TABLEAU:
             first = f"{src + 1}>{dst + 1}"
         elif kind == TO_FOUNDATION:
@@ -236,39 +296,57 @@ class SinglePosition:
         self.piles = [list(p) for p in snap[4:].split(b"\xff")]
         self.left = 52 - sum(self.found)
         self.key = key
+        self._reindex()
 
     def heuristic(self) -> int:
         """An estimate of the work left (lower is better; see docs/SOLVER.md): 10 per
         card not up, the cards above each suit's next card, each pile's own share
         (``_pile_share``), and a bonus per empty pile -- where only a King may fill one,
         only as many empty piles count as there are Kings waiting for one."""
-        found, piles = self.found, self.piles
-        score = 10 * self.left
-        memo = self._memo
-        if len(memo) > PILE_MEMO_LIMIT:
-            memo.clear()
-        empties = kings = 0
-        for p in piles:
-            if not p:
-                empties += 1
-                continue
-            b = bytes(p)
-            share = memo.get(b)
-            if share is None:
-                share = memo[b] = self._pile_share(p)
-            score += share >> 4
-            kings += share & 15
+        if self._dead_check and self._is_dead():
+            return DEAD
+        found, piles, where = self.found, self.piles, self._where
+        total = sum(self._shares)
+        empties = len(piles) - (total & 15)
+        kings = (total >> 4) & 15
+        score = 10 * self.left + (total >> 8)
         score -= 8 * (empties if self.empty_any else min(empties, kings))
         need = self._w_need
         for s in range(4):
             h = found[s]
             if h < 13:
                 c = s * 13 + h
-                for p in piles:
-                    if c in p:
-                        score += need * (len(p) - 1 - p.index(c))
-                        break
+                p = piles[where[c]]
+                score += need * (len(p) - 1 - p.index(c))
         return score
+
+    def _is_dead(self) -> bool:
+        """Whether some card can provably never move again while it covers a lower card
+        of its own suit (so that card never goes up: the position is lost).
+
+        Only in Portuguese (``_dead_check``): there a card X that is not a King, lying
+        above a lower card of its suit, cannot go up (that card is under it) nor to an
+        empty pile (Kings only), so it can only move onto a card one rank higher. Such a
+        card never becomes a top card if it is on its foundation (no takeback) or under
+        X in X's own pile; when that holds for all four, X and the card under it are
+        stuck for good."""
+        found = self.found
+        memo = self._blocked
+        for p in self.piles:
+            if len(p) < 2:
+                continue
+            b = bytes(p)
+            blocked = memo.get(b)
+            if blocked is None:
+                if len(memo) > PILE_MEMO_LIMIT:
+                    memo.clear()
+                blocked = memo[b] = _blocked_cards(p)
+            for need, below in blocked:
+                # cards of rank index `need` already up: suits whose height exceeds it
+                if below + (found[0] > need) + (found[1] > need) + (found[2] > need) \
+                        + (found[3] > need) >= 4:
+                    return True
+        return False
 
     def _pile_share(self, p: list[int]) -> int:
         """The part of the heuristic a pile alone decides, times 16, plus the number of
@@ -291,3 +369,17 @@ class SinglePosition:
                 kings += 1
             below = c
         return (score + self._w_king * kings) * 16 + kings
+
+
+def _blocked_cards(p: list[int]) -> tuple[tuple[int, int], ...]:
+    """For each card of pile ``p`` (bottom to top) that is not a King and lies above a
+    lower card of its own suit: the rank index it needs to move onto (its own plus one)
+    and how many cards of that rank lie under it in this pile."""
+    out: list[tuple[int, int]] = []
+    lowest = [99, 99, 99, 99]
+    for i, c in enumerate(p):
+        s, r = c // 13, c % 13
+        if lowest[s] < c and r < 12:
+            out.append((r + 1, sum(1 for d in p[:i] if d % 13 == r + 1)))
+        lowest[s] = min(lowest[s], c)
+    return tuple(out)

@@ -4,6 +4,7 @@ independent exhaustive search over the engine's own moves)."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from engine import BadLayout, BadOption, Game, UnknownVariant, new_game
 from engine.moves import Move
 from engine.solver import Budget, SolveResult, find_winnable_seed, hint, is_winnable_seed, solve
+from engine.solver.memory import drain, gc_paused
 
 from .engine_testkit import game, layout
 from .solver_testkit import brute_force
@@ -72,6 +74,10 @@ UNWINNABLE = {
         "spanish", "KS KH KD KC JS JH JD JC 9S 9H 9D 9C 7S"),
     "spanish (Solvitaire preset), seed 2047: 9 positions, none won": new_game(
         "spanish", 2047, kings_to_bottom=False, foundation_takeback=True),
+    # the one deal of Spanish seeds 0-4999 proven unwinnable (docs/SOLVER.md, win rates)
+    "spanish, seed 1179: 3 positions, none won": new_game("spanish", 1179),
+    # the first Portuguese deal proven unwinnable, in the win-rate run of docs/SOLVER.md
+    "portuguese, seed 619: 670 positions, none won": new_game("portuguese", 619),
     "brisbane: no move at all": stuck_deal("brisbane", "KS JS 9S 7S KH JH 9H"),
     "fortress: no move at all": stuck_deal("fortress", "KS JS 9S KH JH 9H KD JD KC JC"),
     "perseverance: stuck without a redeal": game(
@@ -130,6 +136,13 @@ def test_bad_layouts_and_budgets_raise_clear_errors() -> None:
         solve({"variant": "spanish", "foundations": {}})
     with pytest.raises(UnknownVariant):
         solve({"variant": "klondike", "tableau": [], "foundations": {}})
+    deep: list[Any] = []
+    inner = deep
+    for _ in range(100_000):  # quoting this in an error message would exhaust the stack
+        inner.append([])
+        inner = inner[0]
+    with pytest.raises(BadLayout, match="nested too deeply"):
+        solve({"variant": deep, "tableau": [], "foundations": {}})
     with pytest.raises(ValueError, match="max_nodes"):
         solve(new_game("spanish", 1), max_nodes=0)
     with pytest.raises(ValueError, match="max_seconds"):
@@ -169,6 +182,36 @@ def test_an_exhausted_time_budget_gives_unknown_at_the_first_late_read() -> None
     assert result.verdict == "unknown" and "time budget of 0.3 s" in result.reason
     assert clock.reads == 2  # it stopped at the first read that saw the deadline passed
     assert result.nodes < 10**6
+
+
+class TickingClock:
+    """A fake clock: every read advances it by ``step`` seconds."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step, self.reads = 0.0, step, 0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        self.reads += 1
+        return self.now
+
+
+def test_the_clock_is_read_every_check_every_steps() -> None:
+    # Portuguese seed 18 needs far more than 8 expansions; each clock read advances the
+    # clock by a second, so a 0.5 s budget is spent at the first check: after exactly
+    # check_every expansions.
+    for check_every in (1, 4, 8):
+        clock = TickingClock(1.0)
+        budget = Budget(max_nodes=10**6, max_seconds=0.5, clock=clock, check_every=check_every)
+        result = solve(new_game("portuguese", 18), budget=budget)
+        assert result.verdict == "unknown" and "time budget" in result.reason
+        assert result.nodes == check_every
+        assert result.moves == ()
+
+
+def test_the_budget_is_validated() -> None:
+    with pytest.raises(ValueError, match="check_every"):
+        Budget(check_every=0)
 
 
 # ------------------------------------------------------------ hint
@@ -227,3 +270,34 @@ def test_find_winnable_seed_stops_when_its_total_time_is_spent() -> None:
         find_winnable_seed("fortress", {}, 0, total_seconds=0)
 
 
+# ------------------------------------------------------------ memory housekeeping
+def test_the_collector_is_paused_during_searches_and_restored_after_the_last() -> None:
+    assert drain(timeout=60)  # no earlier test's tables still being freed
+    assert gc.isenabled()
+    outer, inner = gc_paused(), gc_paused()
+    outer.__enter__()
+    assert not gc.isenabled()
+    inner.__enter__()  # a second, concurrent search
+    outer.__exit__(None, None, None)
+    assert not gc.isenabled()  # the other one still runs
+    inner.__exit__(None, None, None)
+    assert gc.isenabled()
+    gc.disable()  # a program that turned it off keeps it off
+    try:
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_search_leaves_the_collector_as_it_found_it() -> None:
+    assert drain(timeout=60)
+    assert gc.isenabled()
+    assert solve(new_game("spanish", 3)).verdict == "won"  # a small search: freed inline
+    assert gc.isenabled()
+    # a large one (Portuguese seed 18 stores ~4 positions per expansion): freed later
+    result = solve(new_game("portuguese", 18), max_nodes=6000)
+    assert result.verdict == "unknown"
+    assert drain(timeout=60)
+    assert gc.isenabled()

@@ -108,6 +108,11 @@ def test_bad_input_gets_one_line_and_status_2(
     ('{"variant": "fortress"}', "is 'fortress', not 'spanish'"),
     ('{"variant": "spanish"}', "the layout has no 'tableau'"),
     ("[1, 2]", "a layout must be a JSON object"),
+    ('{"variant": 7}', "is a value of type int, not 'spanish'"),
+    # 100,000 levels: the JSON decoder recurses per level (a RecursionError before)
+    ('{"variant": "spanish", "tableau": ' + "[" * 100_000 + "]" * 100_000 + "}",
+     "nested too deeply"),
+    ('{"variant": ' + "[" * 900 + "]" * 900 + "}", "is a value of type list, not 'spanish'"),
 ])
 def test_bad_layouts_get_one_line_and_status_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
@@ -117,3 +122,17 @@ def test_bad_layouts_get_one_line_and_status_2(
     status, out, err = run(capsys, "spanish", "--layout", str(path))
     assert status == 2 and out == ""
     assert message in err and err.count("\n") == 1
+
+
+def test_variant_names_are_case_insensitive(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, out, _ = run(capsys, "Spanish", "--seed", "5", "--json")
+    assert status == 0 and json.loads(out)["variant"] == "spanish"
+    layout = new_game("spanish", 5).to_layout()
+    layout["variant"] = "SPANISH"
+    path = tmp_path / "pos.json"
+    path.write_text(json.dumps(layout))
+    status, out, err = run(capsys, "spanish", "--layout", str(path), "--json")
+    assert status == 0, err
+    assert json.loads(out)["verdict"] == "won"
