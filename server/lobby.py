@@ -228,6 +228,7 @@ async def _enter(
             seats=[views.seat_info(s) for s in seats], token=token,
             creator=room.record.creator, start_ms=room.record.start_ms,
             clock_ms=room.clock_ms() if phase == "running" else None, boards=boards,
+            hidden=member.boards_hidden,
         ))
         for message in resume_msgs:
             conn.send(message)

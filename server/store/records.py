@@ -44,6 +44,7 @@ class SeatRecord(msgspec.Struct, kw_only=True):
     progress_ms: int | None = None  # race clock when ``progress`` was first reached
     moves: int = 0
     finish_ms: int | None = None
+    bot_like: bool = False  # its move clocks were beyond human (protocol.ranking.bot_like)
 
 
 class LogEntry(msgspec.Struct, array_like=True):
