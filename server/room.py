@@ -333,9 +333,10 @@ class Room(Timed):
             return
         if self.closed:
             return
-        was_hidden = self.hidden
         self._apply(event)
-        if was_hidden and not self.hidden:
+        if not self.hidden:
+            # Level-triggered: the phase can also change under this cache (the shell's
+            # own reads), and a reveal the store refused is retried on the next event.
             for member in list(self.members.values()):
                 if member.boards_hidden and member.pending is None:
                     self._start_showing(member)
