@@ -334,17 +334,19 @@ class Room(Timed):
         if self.closed:
             return
         self._apply(event)
-        if not self.hidden:
-            # Level-triggered: the phase can also change under this cache (the shell's
-            # own reads), and a reveal the store refused is retried on the next event.
-            for member in list(self.members.values()):
-                if member.boards_hidden and member.pending is None:
-                    self._start_showing(member)
         for member in list(self.members.values()):
             try:
                 self._deliver(member, event)
             except Exception:
                 log.exception("room %s: delivering %s failed", self.code, type(event).__name__)
+        if not self.hidden:
+            # After the event itself (the resignation or results that ended the hiding
+            # come first). Level-triggered: the phase can also change under this cache
+            # (the shell's own reads), and a reveal the store refused is retried on the
+            # next event.
+            for member in list(self.members.values()):
+                if member.boards_hidden and member.pending is None:
+                    self._start_showing(member)
         if isinstance(event, ev.Finished) and self.idle:
             self.spawn(self.server.release_room(self))
 

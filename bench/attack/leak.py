@@ -63,14 +63,18 @@ class Seen:
 
     cards: set[str] = field(default_factory=set)
     frames: int = 0
-    done: bool = False  # the results arrived
+    done: bool = False  # the player stopped racing (or the results arrived)
     # cards in frames other than the receiver's own board's (a seat sees the same deal on
     # its own board, which no server rule can hide from it)
     foreign: set[str] = field(default_factory=set)
 
     def take(self, message: Any) -> None:
-        """Scan one message (nothing after the results counts: everything is public)."""
-        if isinstance(message, m.Results):
+        """Scan one message. Nothing counts once the player (seat 1) stopped racing (its
+        resignation's ``P``, or the results): its cards are then no longer protected, and
+        spectators get the final boards."""
+        if isinstance(message, m.Results) or (
+                isinstance(message, m.Progress) and message.seat == 1
+                and message.status != "playing"):
             self.done = True
         if not self.done:
             self.frames += 1
