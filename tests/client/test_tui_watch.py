@@ -50,7 +50,7 @@ async def test_watch_shows_every_board_live_then_results(start_server) -> None: 
         outcomes = await asyncio.gather(
             play_bot(bots[0], GreedyBot(1)), play_bot(bots[1], GreedyBot(2))
         )
-        await app.client.wait_for(lambda r: r.results is not None, 20)
+        await app.client.wait_for(lambda r: r.results is not None and len(r.boards) == 2, 20)
         await pilot.pause()
         room = app.client.room
         for outcome in outcomes:

@@ -57,9 +57,10 @@ async def test_full_race(server: Server, variant: str, rank_by: str) -> None:
     started = watcher.received(m.Started)[0]
     if variant == "brisbane":
         # Face-down cards on racing boards (each seat stopped short of turning them all):
-        # the spectator got no board and no diff while racing, then the final boards.
+        # the spectator got no board and no diff while racing, then the final boards
+        # (right after the results, which ended the hiding).
         assert started.hidden and started.boards == [] and watcher.received(m.Diff) == []
-        snaps = watcher.received(m.Snapshot)
+        snaps = [await watcher.expect(m.Snapshot) for _ in range(3)]
         assert sorted(s.board.seat for s in snaps) == [1, 2, 3]
         boards = {s.board.seat: Board(s.board.view) for s in snaps}
     else:
