@@ -151,6 +151,7 @@ class Room(Timed):
         self._down_seq: dict[int, int] = {}
         self._racing: set[int] | None = None
         self._done: set[int] = set()
+        self._ended = False  # the Finished event was applied
 
     # ------------------------------------------------------------------ life cycle
     @property
@@ -165,9 +166,12 @@ class Room(Timed):
 
     @property
     def hidden(self) -> bool:
-        """The room has hidden information now: running, and some racing seat still has a
-        face-down card (or this node does not know yet: assume it does)."""
-        if self.phase != "running":
+        """The room has hidden information now: started and not seen to finish, and some
+        racing seat still has a face-down card (or this node does not know yet: assume it
+        does). Judged from the events this node applied, not from the cached phase alone:
+        the shell can mark the room finished before the events that end it (the last
+        resignation, the results) reach its members, and they must come first."""
+        if self.phase in ("lobby", "countdown") or self._ended:
             return False
         if self._racing is None:
             return True
@@ -370,6 +374,7 @@ class Room(Timed):
                 self._done.add(event.seat)
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
+            self._ended = True
         if isinstance(event, ev.Moved):
             self._note_down(event.seat, event.seq, event.down)
             if event.status != "playing":
