@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 
+import msgspec
+
 from protocol import messages as m
 from protocol.verify import verify_results
 
@@ -62,3 +64,8 @@ async def test_a_fast_human_seat_is_marked_bot_like(server_factory: ServerFactor
     assert {seat: e.bot_like for seat, e in by_seat.items()} == expected
     assert expected == {1: True, 2: False, 3: False}
     assert {e.seat for e in live.ranking if e.bot_like} == {1}
+    # verify recomputes the mark: a results message that hides it does not pass
+    hidden = msgspec.structs.replace(results, ranking=[
+        msgspec.structs.replace(e, bot_like=False) for e in results.ranking])
+    problems = verify_results(hidden).problems
+    assert problems == ["seat 1: bot-like reported False, the clocks give True"]
