@@ -50,7 +50,7 @@ class ServerConfig:
     max_rooms_per_connection: int = 32  # creates + joins over a connection's life
 
     # -- rooms
-    snapshot_after: int = 64  # a resume more than this many moves behind gets a Snapshot
+    snapshot_after: int = 64  # a resume further behind gets the whole board
     lobby_ttl_s: int = 6 * 3600  # a room that never starts disappears after this
     results_ttl_s: int = 3600  # a finished room (and its results) stays this long
     abandon_after_s: float = 300.0  # untimed races: a seat offline this long is resigned
@@ -80,6 +80,9 @@ class ServerConfig:
     # AOF) is refused at the start unless the operator accepts it (then /healthz says
     # "degraded" and solrace_store_durable is 0). `solrace serve --allow-volatile-store`.
     allow_volatile_store: bool = False
+    # acknowledge a move only once this many Redis replicas have it (WAIT; standalone
+    # Redis only); with it, replicas make a Redis without AOF durable
+    redis_wait_replicas: int = 0
 
     # -- shutdown
     shutdown_grace_s: float = 5.0  # time for writers to flush before connections are cut

@@ -44,6 +44,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--allow-volatile-store", action="store_true",
                    help="serve even if Redis does not persist acknowledged moves (no AOF): "
                    "a Redis restart then loses moves and races; /healthz says degraded")
+    p.add_argument("--redis-wait-replicas", type=int, default=0, metavar="N",
+                   help="acknowledge a move only once N Redis replicas have it (WAIT; "
+                   "standalone Redis; costs a replication round trip per move)")
     p.add_argument("--log-level", default=os.environ.get("SOLRACE_LOG_LEVEL") or "INFO",
                    type=_level, help="DEBUG, INFO, WARNING or ERROR "
                    "(default: $SOLRACE_LOG_LEVEL, else INFO)")
@@ -76,8 +79,13 @@ async def _serve(args: argparse.Namespace) -> int:
     config = ServerConfig(host=args.host, port=args.port, store_url=args.redis,
                           node_id=args.node_id, rate_per_s=args.rate,
                           rate_burst=max(1, args.burst),
-                          allow_volatile_store=args.allow_volatile_store)
-    server = Server(config)
+                          allow_volatile_store=args.allow_volatile_store,
+                          redis_wait_replicas=max(0, args.redis_wait_replicas))
+    try:
+        server = Server(config)
+    except ValueError as exc:  # e.g. --redis-wait-replicas with a Cluster URL
+        log.error("bad settings: %s", exc, extra={"error": "bad_settings"})
+        return 2
     try:
         await server.start()
     except VolatileStore as exc:

@@ -25,6 +25,7 @@ class RoomRecord(msgspec.Struct, kw_only=True):
     end_reason: str = ""
     winnable: bool | None = None
     par: int | None = None
+    round: int = 1  # a rematch starts round 2, 3, ... in the same room (new seed)
 
 
 class SeatRecord(msgspec.Struct, kw_only=True):
@@ -45,6 +46,13 @@ class SeatRecord(msgspec.Struct, kw_only=True):
     moves: int = 0
     finish_ms: int | None = None
     bot_like: bool = False  # its move clocks were beyond human (protocol.ranking.bot_like)
+
+
+# What a kept seat's record becomes at a rematch (``Store.new_round``).
+NEW_ROUND_SEAT: dict[str, object] = {
+    "ready": False, "status": "lobby", "progress": 0, "progress_ms": None, "moves": 0,
+    "finish_ms": None, "bot_like": False,
+}
 
 
 class LogEntry(msgspec.Struct, array_like=True):
