@@ -115,6 +115,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "clock_ms": "the race clock when this was sent (running races)",
         "boards": "the boards you may see now (see Who sees what)",
         "round": "the room's round: 1, then one more at each rematch (see Rematch)",
+        "hidden": "spectators: boards are withheld while any racing seat has a face-down "
+        "card (see Who sees what); they follow as `snap` messages",
     },
     "Seats": {"seats": "every seat, after the change"},
     "Countdown": {
@@ -123,7 +125,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     },
     "Started": {
         "start_ms": "the race clock's zero, server wall clock, Unix ms",
-        "boards": "players: their own board; spectators: every board",
+        "boards": "players: their own board; spectators: every board (none if `hd`)",
+        "hidden": "spectators: boards are withheld, as in `joined`",
     },
     "Accepted": {
         "seq": "the sequence of your move",
@@ -165,6 +168,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "moves": "moves played",
         "finish_ms": "race clock when the seat won",
         "progress_ms": "race clock when the seat first reached its progress",
+        "bot_like": "a seat not declared a bot whose move clocks are beyond human "
+        "(see Bot-like play)",
     },
     "Ranking": {"ranking": "everyone, best first"},
     "Snapshot": {"board": "the whole board, replacing the one you had"},

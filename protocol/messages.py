@@ -241,7 +241,9 @@ class Joined(_Msg, tag="joined"):
 
     ``seat`` is 0 for a spectator. ``token`` (players only) resumes the seat later; keep
     it secret. ``boards`` holds your own board while racing, every board (masked, and
-    delayed for spectators if the room says so) for spectators and after the finish."""
+    delayed for spectators if the room says so) for spectators and after the finish.
+    ``hidden`` (spectators of a running race): boards are withheld while any racing seat
+    still has a face-down card; they arrive as ``Snapshot`` messages once none has."""
 
     code: str = field(name="c")
     settings: RoomSettings = field(name="r")
@@ -255,6 +257,7 @@ class Joined(_Msg, tag="joined"):
     clock_ms: int | None = field(default=None, name="ck")
     boards: list[Board] = field(default_factory=list, name="bd")
     round: int = field(default=1, name="rd")
+    hidden: bool = field(default=False, name="hd")
 
 
 class Seats(_Msg, tag="seats"):
@@ -271,10 +274,13 @@ class Countdown(_Msg, tag="countdown"):
 
 
 class Started(_Msg, tag="started"):
-    """The race is on: your initial board (spectators get every board)."""
+    """The race is on: your initial board (spectators get every board, unless ``hidden``:
+    the deal has face-down cards, so spectators get no board until no racing seat has
+    one; see ``Joined``)."""
 
     start_ms: int = field(name="st")
     boards: list[Board] = field(name="bd")
+    hidden: bool = field(default=False, name="hd")
 
 
 class Accepted(_Msg, tag="A"):
@@ -335,6 +341,7 @@ class RankEntry(msgspec.Struct, omit_defaults=True, kw_only=True):
     moves: int = field(name="mv")
     finish_ms: int | None = field(default=None, name="fm")
     progress_ms: int | None = field(default=None, name="gm")
+    bot_like: bool = field(default=False, name="bl")
 
 
 class Ranking(_Msg, tag="rank"):

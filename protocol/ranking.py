@@ -12,16 +12,42 @@ Order:
   ascending, then fewer moves (a win is simply progress 52).
 
 Ties that remain share a rank (1, 2, 2, 4), and equal entries keep seat order.
+
+Bot-like play (PROTOCOL.md, "Bot-like play"): a seat not declared a bot is marked
+``bot_like`` when ``BOT_LIKE_MOVES`` of its moves in a row, leaving out moves to the
+foundations (clients may auto-play those), were accepted within less than
+``BOT_LIKE_SPAN_MS`` of race clock. The mark changes no rank: it tells people to look.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol, cast
 
 from .messages import RankEntry, SeatStatus
 
 _NEVER = 1 << 62  # sorts a missing time after every real one
+
+# 20 deliberate moves in under 2 s is 10 moves a second held for 2 s: each move is two
+# key presses or a drag, and a human also has to read the board between moves. Fast human
+# play in the tests and the TUI stays well under 4 moves a second over 20 moves.
+BOT_LIKE_MOVES = 20
+BOT_LIKE_SPAN_MS = 2_000
+
+
+def is_deliberate(move: str) -> bool:
+    """True for a move a client would not auto-play: anything but ``i>f``."""
+    return not move.endswith(">f")
+
+
+def bot_like(moves: Sequence[str], clocks: Sequence[int]) -> bool:
+    """True when some ``BOT_LIKE_MOVES`` deliberate moves in a row (``is_deliberate``)
+    have clocks spanning less than ``BOT_LIKE_SPAN_MS``. ``clocks[i]`` is the race clock
+    of ``moves[i]``; without clocks (or fewer than ``BOT_LIKE_MOVES``) it is False."""
+    picked = [c for m, c in zip(moves, clocks, strict=False) if is_deliberate(m)]
+    n = BOT_LIKE_MOVES
+    return any(picked[i + n - 1] - picked[i] < BOT_LIKE_SPAN_MS
+               for i in range(len(picked) - n + 1))
 
 
 class Standing(Protocol):
@@ -55,8 +81,10 @@ def _key(seat: Standing, rank_by: str) -> tuple[int, ...]:
     return (0, -seat.progress, progress_ms, seat.moves)
 
 
-def rank(seats: Iterable[Standing], rank_by: str) -> list[RankEntry]:
-    """The ranking of ``seats`` (any order in; ranked, then by seat number, out)."""
+def rank(seats: Iterable[Standing], rank_by: str,
+         bot_like_seats: Collection[int] = ()) -> list[RankEntry]:
+    """The ranking of ``seats`` (any order in; ranked, then by seat number, out). Seats
+    in ``bot_like_seats`` that are not declared bots are marked ``bot_like``."""
     ordered = sorted(seats, key=lambda s: (_key(s, rank_by), s.seat))
     out: list[RankEntry] = []
     previous: tuple[int, ...] | None = None
@@ -76,6 +104,7 @@ def rank(seats: Iterable[Standing], rank_by: str) -> list[RankEntry]:
                 moves=seat.moves,
                 finish_ms=seat.finish_ms,
                 progress_ms=seat.progress_ms,
+                bot_like=seat.seat in bot_like_seats and not seat.bot,
             )
         )
     return out

@@ -4,8 +4,9 @@ a race (``solrace verify``, the client's seed check, the server's tests).
 ``verify_results`` recomputes the commitment from the revealed seed and salt, deals the
 board again, replays every seat's log through the engine and recomputes each seat's
 progress, move count, win, stuck state and — from the move clocks (``SeatLog.clocks``) —
-its finish time and the time it reached its progress; then recomputes the ranking from
-those and compares it with the published one.
+its finish time, the time it reached its progress and whether its play was bot-like
+(``ranking.bot_like``); then recomputes the ranking from those and compares it with the
+published one.
 
 What the results cannot prove: that the clocks are the times the server really received
 the moves, and ``resigned``/``timeout``, which are the server's word.
@@ -23,7 +24,7 @@ import engine
 from .codec import decode_server
 from .errors import DecodeError
 from .messages import RankEntry, Results, SeatLog
-from .ranking import rank
+from .ranking import bot_like, rank
 
 
 @dataclass
@@ -144,12 +145,18 @@ def verify_results(results: Results, committed: str | None = None) -> Verificati
     if sorted(entries) != sorted(log.seat for log in results.logs):
         out.replay_problems.append("the ranking and the logs name different seats")
     standings: list[_Standing] = []
+    flagged: set[int] = set()
     for log in results.logs:
         replay = replay_log(fresh, log)
         entry = entries.get(log.seat)
         seat_problems = [f"seat {log.seat}: {p}" for p in replay.problems]
+        if log.clocks and bot_like(log.moves, log.clocks):
+            flagged.add(log.seat)
         if entry is not None:
             seat_problems += _compare(entry, replay, len(log.moves), bool(log.clocks))
+            if log.clocks and entry.bot_like != (log.seat in flagged and not entry.bot):
+                seat_problems.append(f"seat {log.seat}: bot-like reported {entry.bot_like}, "
+                                     f"the clocks give {not entry.bot_like}")
             standings.append(_Standing(
                 log.seat, entry.name, entry.bot, entry.status, replay.game.progress,
                 len(log.moves),
@@ -160,9 +167,10 @@ def verify_results(results: Results, committed: str | None = None) -> Verificati
         game = replay.game
         name = entry.name if entry else f"seat {log.seat}"
         verdict = "ok" if not seat_problems else "MISMATCH"
+        bot_note = " (bot-like)" if entry is not None and entry.bot_like else ""
         out.lines.append(f"{name}: {len(log.moves)} moves replayed → {game.progress} cards"
-                         f"{' (won)' if game.won else ''} — {verdict}")
-    expected = [(e.rank, e.seat) for e in rank(standings, results.rank_by)]
+                         f"{' (won)' if game.won else ''}{bot_note} — {verdict}")
+    expected = [(e.rank, e.seat) for e in rank(standings, results.rank_by, flagged)]
     actual = [(e.rank, e.seat) for e in results.ranking]
     if not out.replay_problems and expected != actual:
         out.replay_problems.append(f"the ranking should be {expected} (rank, seat), not {actual}")

@@ -48,6 +48,7 @@ class Moved(_Event, tag="m"):
     revealed: list[tuple[int, str]]
     progress: int
     status: Status
+    down: int = -1  # face-down cards left on the seat's board (-1: not said; counts as some)
 
 
 class SeatStatus(_Event, tag="st"):

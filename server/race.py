@@ -33,7 +33,7 @@ from protocol.messages import (
     SeatLog,
     SeatStatus,
 )
-from protocol.ranking import rank
+from protocol.ranking import BOT_LIKE_MOVES, BOT_LIKE_SPAN_MS, bot_like, is_deliberate, rank
 
 from . import events as ev
 from . import views
@@ -243,6 +243,14 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     }
     if status == "won":
         fields["finish_ms"] = clock
+    # Bot-like play (protocol.ranking): the last deliberate moves' clocks, this one
+    # included; the mark is stored with the move, so every node's live ranking has it.
+    deliberate = is_deliberate(diff.move)
+    window = [*member.recent_clocks, clock][-BOT_LIKE_MOVES:] if deliberate else []
+    flag = (not member.bot_like and len(window) == BOT_LIKE_MOVES
+            and window[-1] - window[0] < BOT_LIKE_SPAN_MS)
+    if flag:
+        fields["bot_like"] = True
     try:
         await room.store.append_move(
             room.code, member.seat, member.epoch, msg.seq, LogEntry(diff.move, clock), **fields
@@ -260,6 +268,9 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         member.conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
         return reject(Code.TAKEN_OVER, "another connection resumed this seat")
     member.game, member.seq, member.status, member.progress_ms = after, msg.seq, status, progress_ms
+    if deliberate:
+        member.recent_clocks.append(clock)
+    member.bot_like = member.bot_like or flag
     if progress_ms is not None:
         member.reached.setdefault(after.progress, progress_ms)
     state_hash = after.state_hash()
@@ -269,8 +280,9 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     member.conn.send(ack)
     try:
         await room.publish(ev.Moved(member.seat, msg.seq, diff.move, state_hash, clock,
-                                    revealed, after.progress, status))
-        if after.progress != game.progress or status != "playing":
+                                    revealed, after.progress, status,
+                                    views.face_down(after)))
+        if after.progress != game.progress or status != "playing" or flag:
             await publish_ranking(room)
     except StoreUnavailable:  # stored and acknowledged; rivals catch up on the next event
         log.warning("room %s: move %s of seat %s not published", room.code, msg.seq, member.seat)
@@ -282,7 +294,8 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
 async def publish_ranking(room: Room) -> None:
     """Send everyone the live ranking (after a change of progress or status)."""
     seats = await room.store.get_seats(room.code)
-    ranking = Ranking(ranking=rank(seats, room.settings.rank_by))
+    flagged = {s.seat for s in seats if s.bot_like}
+    ranking = Ranking(ranking=rank(seats, room.settings.rank_by, flagged))
     await room.publish(ev.Broadcast(encode(ranking)))
 
 
@@ -363,10 +376,13 @@ async def _build_results(room: Room, record: RoomRecord) -> Results:
         entries = await store.read_log(code, s.seat)
         logs.append(SeatLog(seat=s.seat, moves=[e.move for e in entries],
                             clocks=[e.clock_ms for e in entries]))
+    # From the whole logs, as ``solrace verify`` computes it (the live mark may have
+    # missed a window that straddled a resume).
+    flagged = {log.seat for log in logs if bot_like(log.moves, log.clocks)}
     return Results(
         code=code, variant=settings.variant, options=dict(settings.options),
         rank_by=settings.rank_by, seed=record.seed, salt=record.salt,
-        commitment=record.commitment, ranking=rank(seats, settings.rank_by), logs=logs,
+        commitment=record.commitment, ranking=rank(seats, settings.rank_by, flagged), logs=logs,
         reason=reason, winnable=record.winnable, par=record.par, round=record.round,
     )
 

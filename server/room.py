@@ -5,6 +5,12 @@ node holds in the room. It subscribes to the room's events while it has members 
 timers that must fire), and turns each event into the frames each member may see
 (``views``). The race operations themselves (moves, start, finish) are in ``race``.
 
+Hidden information (``views``): while any racing seat has a face-down card, spectators
+get no board and no diff; the moment none has (or the race is over) each spectator gets
+every board as ``Snapshot`` messages, then diffs as usual. The room learns face-down
+counts and statuses from its events (``Started``, ``Moved.down``, ``SeatStatus``), or
+from the store when it opens mid-race.
+
 Ordering: a member is attached *pending* before its ``Joined`` is built from the store;
 events arriving meanwhile are buffered, then replayed through the same per-member filter,
 which drops anything the ``Joined`` already covered (per-seat sequence numbers).
@@ -32,8 +38,10 @@ from protocol.messages import (
     RoomSettings,
     Seats,
     SeatStatus,
+    Snapshot,
     Started,
 )
+from protocol.ranking import BOT_LIKE_MOVES
 
 from . import events as ev
 from . import views
@@ -113,6 +121,10 @@ class Member:
     progress_seen: dict[int, int] = field(default_factory=dict)  # seat -> last Progress moves
     held: dict[int, dict[int, Diff]] = field(default_factory=dict)  # out-of-order diffs
     filling: set[int] = field(default_factory=set)  # seats whose diff gap is being filled
+    boards_hidden: bool = False  # a spectator told ``hidden``: no board or diff until shown
+    # clocks of the seat's last deliberate moves (bot-like play; bounded by the rule's N)
+    recent_clocks: deque[int] = field(default_factory=lambda: deque(maxlen=BOT_LIKE_MOVES))
+    bot_like: bool = False  # this seat's play was already marked bot-like
 
     @property
     def is_player(self) -> bool:
@@ -137,6 +149,13 @@ class Room(Timed):
         self._outbox: deque[bytes] = deque()
         self._publisher: asyncio.Task[None] | None = None
         self.closed = False
+        # Hidden information (module docstring): seats' face-down counts, the seats racing
+        # at the start (None: not known on this node yet) and those done since.
+        self._down: dict[int, int] = {}
+        self._down_seq: dict[int, int] = {}
+        self._racing: set[int] | None = None
+        self._done: set[int] = set()
+        self._ended = False  # the Finished event was applied
 
     # ------------------------------------------------------------------ life cycle
     @property
@@ -148,6 +167,38 @@ class Room(Timed):
     def delay_ms(self) -> int:
         """How far behind the live race spectators are kept."""
         return self.settings.spectator_delay_s * 1000
+
+    @property
+    def hidden(self) -> bool:
+        """The room has hidden information now: started and not seen to finish, and some
+        racing seat still has a face-down card (or this node does not know yet: assume it
+        does). Judged from the events this node applied, not from the cached phase alone:
+        the shell can mark the room finished before the events that end it (the last
+        resignation, the results) reach its members, and they must come first."""
+        if self.phase in ("lobby", "countdown") or self._ended:
+            return False
+        if self._racing is None:
+            return True
+        return views.room_hidden(self._down, self._racing - self._done)
+
+    def _note_down(self, seat: int, seq: int, down: int) -> None:
+        if seq >= self._down_seq.get(seat, -1):
+            self._down_seq[seat], self._down[seat] = seq, down
+
+    async def _learn_racing(self) -> None:
+        """Read from the store which seats race and their face-down counts (a node that
+        opened the room after its start: it saw no ``Started``)."""
+        racing: set[int] = set()
+        for seat in await self.store.get_seats(self.code):
+            if seat.status != "playing":
+                continue
+            racing.add(seat.seat)
+            if seat.seat not in self._down:
+                entries = await self.store.read_log(self.code, seat.seat)
+                rebuilt = views.replay(self.record, self.settings, seat.seat, entries)
+                self._note_down(seat.seat, rebuilt.seq, views.face_down(rebuilt.game))
+        if self._racing is None:
+            self._racing = racing
 
     def clock_ms(self) -> int:
         """The race clock (0 before the start)."""
@@ -197,10 +248,38 @@ class Room(Timed):
         self.members[member.conn] = member
 
     def ready(self, member: Member) -> None:
-        """The member's ``Joined`` is queued: deliver the events buffered meanwhile."""
+        """The member's ``Joined`` is queued: deliver the events buffered meanwhile (and
+        the boards, if they were withheld and the room stopped hiding meanwhile)."""
+        self._release(member)
+        if member.boards_hidden and not self.hidden:
+            self._start_showing(member)
+
+    def _release(self, member: Member) -> None:
         pending, member.pending = member.pending or [], None
         for event in pending:
             self._deliver(member, event)
+
+    def _start_showing(self, member: Member) -> None:
+        """Send a spectator told ``hidden`` every board it may now see, as ``Snapshot``
+        messages; events from now on are buffered as during a join, so they follow the
+        snapshots (no diff is lost or sent twice: ``boards_for`` records the sequences
+        the snapshots cover)."""
+        member.pending = []
+        self.spawn(self._show_boards(member))
+
+    async def _show_boards(self, member: Member) -> None:
+        try:
+            boards = await self.boards_for(member)
+        except StoreUnavailable:
+            log.warning("room %s: boards not shown (store unavailable)", self.code)
+            boards = None
+        if self.members.get(member.conn) is not member:
+            return
+        if boards is not None:
+            member.boards_hidden = False
+            for board in boards:
+                member.conn.send(Snapshot(board=board))
+        self._release(member)
 
     def detach(self, conn: Peer) -> Member | None:
         """Remove a connection's membership (the caller updates the seat record)."""
@@ -271,12 +350,24 @@ class Room(Timed):
                 self._deliver(member, event)
             except Exception:
                 log.exception("room %s: delivering %s failed", self.code, type(event).__name__)
+        if not self.hidden:
+            # After the event itself (the resignation or results that ended the hiding
+            # come first). Level-triggered: the phase can also change under this cache
+            # (the shell's own reads), and a reveal the store refused is retried on the
+            # next event.
+            for member in list(self.members.values()):
+                if member.boards_hidden and member.pending is None:
+                    self._start_showing(member)
         if isinstance(event, ev.Finished) and self.idle:
             self.spawn(self.server.release_room(self))
 
     def _begin_round(self, number: int) -> None:
         """A rematch: hold every member's events (as for a member joining) until its new
         ``Joined`` is queued, then read the new round from the store and send it."""
+        # The new round's deal is hidden or not on its own: forget what this one showed
+        # (before any event of the new round is applied).
+        self._down, self._down_seq, self._racing, self._done = {}, {}, None, set()
+        self._ended = False
         for member in self.members.values():
             if member.pending is None:
                 member.pending = []
@@ -302,6 +393,8 @@ class Room(Timed):
             member.started_sent = member.results_sent = False
             member.diff_seen, member.progress_seen, member.held = {}, {}, {}
             member.filling = set()
+            member.boards_hidden, member.bot_like = False, False
+            member.recent_clocks.clear()
             member.conn.send(self.joined_message(member, seats, []))
             self.ready(member)
         if self.idle:
@@ -316,7 +409,7 @@ class Room(Timed):
             commitment=record.commitment, seats=[views.seat_info(s) for s in seats],
             token=token, creator=record.creator, start_ms=record.start_ms,
             clock_ms=self.clock_ms() if phase == "running" else None, boards=boards,
-            round=record.round,
+            round=record.round, hidden=member.boards_hidden,
         )
 
     def _apply(self, event: ev.Event) -> None:
@@ -329,9 +422,22 @@ class Room(Timed):
                 )
         elif isinstance(event, ev.Started):
             self.record = msgspec.structs.replace(record, phase="running", start_ms=event.start_ms)
+            fresh = views.new_board(self.record, self.settings)
+            racing = opening(fresh).status == "playing"
+            self._racing = set(event.seats) if racing else set()
+            for seat in event.seats:
+                self._note_down(seat, 0, views.face_down(fresh))
+        elif isinstance(event, ev.SeatStatus):
+            if event.status != "playing":
+                self._done.add(event.seat)
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
-        elif isinstance(event, ev.Moved) and self.delay_ms and not self.closed:
+            self._ended = True
+        if isinstance(event, ev.Moved):
+            self._note_down(event.seat, event.seq, event.down)
+            if event.status != "playing":
+                self._done.add(event.seat)
+        if isinstance(event, ev.Moved) and self.delay_ms and not self.closed:
             # One timer per move for all spectators; each member filters duplicates.
             due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms
             diff = Diff(
@@ -388,7 +494,10 @@ class Room(Timed):
     # ------------------------------------------------------------------ spectators' diffs
     def deliver_diff(self, member: Member, diff: Diff) -> None:
         """Send ``diff`` to a spectator in sequence order: duplicates are dropped, a diff
-        that arrives before its predecessor is held until the gap is filled."""
+        that arrives before its predecessor is held until the gap is filled. Nothing while
+        the member's boards are withheld (hidden information)."""
+        if member.boards_hidden:
+            return
         seen = member.diff_seen.get(diff.seat, 0)
         if diff.seq <= seen:
             return
@@ -449,10 +558,11 @@ class Room(Timed):
 
     # ------------------------------------------------------------------ boards
     async def boards_for(self, member: Member) -> list[Board]:
-        """The boards ``member`` may see now: its own (player, racing), every board as of
-        ``now - delay`` (spectator, racing) or every final board (finished). Records the
-        sequences covered so later diffs are not sent twice; schedules the delayed diffs
-        a spectator still has to receive."""
+        """The boards ``member`` may see now: its own (player, racing), none while the
+        room hides information (spectator, racing: ``member.boards_hidden`` is set), every
+        board as of ``now - delay`` (spectator, racing) or every final board (finished).
+        Records the sequences covered so later diffs are not sent twice; schedules the
+        delayed diffs a spectator still has to receive."""
         phase = self.phase
         if phase in ("lobby", "countdown"):
             return []
@@ -460,6 +570,12 @@ class Room(Timed):
             assert member.game is not None
             member.diff_seen[member.seat] = member.seq
             return [views.board(member.seat, member.seq, member.game)]
+        if phase == "running" and not member.is_player:
+            if self._racing is None:
+                await self._learn_racing()
+            if self.hidden:
+                member.boards_hidden = True
+                return []
         seats = await self.store.get_seats(self.code)
         cutoff = None
         if phase == "running" and self.delay_ms:
@@ -489,10 +605,13 @@ class Room(Timed):
             member.game = views.new_board(self.record, self.settings)
             member.seq, member.status = 0, opening(member.game).status
             boards = [views.board(member.seat, 0, member.game)]
+        elif self.hidden:
+            member.boards_hidden = True
+            boards = []
         else:
             fresh = views.new_board(self.record, self.settings)
             boards = [views.board(seat, 0, fresh) for seat in seats]
-        member.conn.send(Started(start_ms=start_ms, boards=boards))
+        member.conn.send(Started(start_ms=start_ms, boards=boards, hidden=member.boards_hidden))
 
     async def publish_seats(self) -> None:
         """Tell every node the seat list changed (read from the store, so it is current)."""

@@ -6,7 +6,13 @@ built for clients, and they only ever use ``Game.view()``, which masks face-down
 - A player sees its own board, and of rivals only ``SeatInfo``/``Progress`` (progress,
   move count, status) until the results.
 - A spectator sees every board, masked, and as of ``now - spectator_delay`` while the race
-  runs (a spectator must not be able to relay a board faster than the delay).
+  runs (a spectator must not be able to relay a board faster than the delay) -- except
+  while the room has hidden information (``room_hidden``): then it sees no board at all,
+  only what rivals see. Every seat has the same deal, so a card face up on one board (or
+  leaving a masked slot on it) names a card still face down on another: masking per board
+  cannot protect a racing seat, only withholding every board can. The room stops hiding
+  for good once no racing seat has a face-down card (counts never go up again, a seat
+  never races again) or the race is over; spectators then get every board.
 - Nobody sees any board before the race starts (no pre-planning), and nobody sees the
   seed or salt before the results; after the results everything is public.
 """
@@ -41,6 +47,17 @@ def seat_info(seat: SeatRecord) -> SeatInfo:
 def new_board(record: RoomRecord, settings: RoomSettings) -> engine.Game:
     """The room's deal, before any move (the same for every seat)."""
     return engine.new_game(settings.variant, seed=record.seed, **settings.options)
+
+
+def face_down(game: engine.Game) -> int:
+    """How many cards are face down on ``game``'s board (a count leaks no identity)."""
+    return sum(game.down)
+
+
+def room_hidden(down: dict[int, int], racing: Iterable[int]) -> bool:
+    """True while some racing seat still has a face-down card (``down``: seat -> its
+    face-down count; a racing seat missing from it is assumed to have some)."""
+    return any(down.get(seat, 1) != 0 for seat in racing)
 
 
 def board(seat: int, seq: int, game: engine.Game) -> Board:

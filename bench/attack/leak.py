@@ -63,15 +63,25 @@ class Seen:
 
     cards: set[str] = field(default_factory=set)
     frames: int = 0
-    done: bool = False  # the results arrived
+    done: bool = False  # the player stopped racing (or the results arrived)
+    # cards in frames other than the receiver's own board's (a seat sees the same deal on
+    # its own board, which no server rule can hide from it)
+    foreign: set[str] = field(default_factory=set)
 
     def take(self, message: Any) -> None:
-        """Scan one message (nothing after the results counts: everything is public)."""
-        if isinstance(message, m.Results):
+        """Scan one message. Nothing counts once the player (seat 1) stopped racing (its
+        resignation's ``P``, or the results): its cards are then no longer protected, and
+        spectators get the final boards."""
+        if isinstance(message, m.Results) or (
+                isinstance(message, m.Progress) and message.seat == 1
+                and message.status != "playing"):
             self.done = True
         if not self.done:
             self.frames += 1
-            self.cards |= cards_in(message)
+            found = cards_in(message)
+            self.cards |= found
+            if not isinstance(message, m.Accepted | m.Started | m.Joined):
+                self.foreign |= found
 
 
 async def _watch(client: Client, seen: Seen, deadline: float) -> None:
@@ -197,6 +207,8 @@ async def leak_race(url: str, seconds: float, *, delay: int = 0, spectators: boo
         "player_face_down": len(hidden),
         "spectator_learned": len(watch_seen.cards & hidden) if spectators else None,
         "second_seat_learned": len(seat_seen.cards & hidden) if second_seat else None,
+        "second_seat_learned_not_own_board": (len(seat_seen.foreign & hidden)
+                                              if second_seat else None),
         "either_learned": len((watch_seen.cards | seat_seen.cards) & hidden),
         "spectator_frames": watch_seen.frames, "spectator_cards": len(watch_seen.cards),
         "second_seat_moves": second_moves,

@@ -40,6 +40,9 @@ class RoomState:
     # A Verdict that came before its room's results (the server may send it first):
     # folded into the results when they arrive.
     early_verdict: M.Verdict | None = None
+    # spectators: the server withholds boards while any racing seat has face-down cards
+    # (Joined/Started ``hidden``); they arrive as Snapshots, which clear this
+    boards_hidden: bool = False
     # Cards on the foundations before the first move (4 in Perseverance, whose Aces start
     # there; 0 elsewhere): a seat that has not moved yet has this much progress.
     start_progress: int = 0
@@ -103,6 +106,7 @@ class RoomState:
             self.start_ms = msg.start_ms
             if msg.start_ms is not None and msg.clock_ms is not None:
                 self._sync_clock(msg.start_ms + msg.clock_ms)
+            self.boards_hidden = msg.hidden
             for board in msg.boards:
                 self._set_board(board)
         elif isinstance(msg, M.Welcome):
@@ -117,6 +121,7 @@ class RoomState:
             for seat in self.seats.values():
                 if seat.status == "lobby":
                     seat.status = "playing"
+            self.boards_hidden = msg.hidden
             for board in msg.boards:
                 self._set_board(board)
         elif isinstance(msg, M.Diff):
@@ -125,6 +130,7 @@ class RoomState:
                 self.desynced.add(msg.seat)
             self._clock(msg.clock_ms)
         elif isinstance(msg, M.Snapshot):
+            self.boards_hidden = False
             self._set_board(msg.board)
         elif isinstance(msg, M.Progress):
             info = self.seats.get(msg.seat)

@@ -34,7 +34,7 @@ def results_text(room: RoomState, committed: str | None) -> tuple[str, SeedCheck
     lines.append(f"{'#':>2}  {'player':<18} {'status':<9} {'cards':>5} {'moves':>6} {'time':>9}")
     for r in results.ranking:
         when = clock_text(r.finish_ms) if r.finish_ms is not None else "-"
-        name = r.name + ("*" if r.bot else "")
+        name = r.name + ("*" if r.bot else "") + (" bot-like" if r.bot_like else "")
         lines.append(
             f"{r.rank:>2}  {name:<18} {r.status:<9} {r.progress:>5} {r.moves:>6} {when:>9}"
         )

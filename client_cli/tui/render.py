@@ -167,17 +167,24 @@ def clock_text(ms: float) -> str:
     return f"{sign}{minutes:02d}:{rest // 1000:02d}.{rest % 1000 // 100}"
 
 
+def _ranked_name(entry: Any) -> str:
+    """A ranked name: ``*`` for a declared bot, `` bot-like`` for a seat whose move
+    clocks were beyond human (protocol.ranking.bot_like)."""
+    mark = " bot-like" if getattr(entry, "bot_like", False) else ""
+    return f"{entry.name}{'*' if entry.bot else ''}{mark}"
+
+
 def ranking_lines(ranking: Sequence[Any], width: int) -> list[Text]:
     """The final ranking as a table: rank, name, status, cards, moves, time (43 cells
     and up: the name column takes what the width allows, up to a whole name)."""
-    longest = max((len(r.name) + (1 if r.bot else 0) for r in ranking), default=6)
+    longest = max((len(_ranked_name(r)) for r in ranking), default=6)
     nw = max(12, min(longest, width - 31))
     head = Text(f"{'#':>2} {'player':<{nw}} {'status':<8} {'cards':>5} {'moves':>5} {'time':>7}",
                 style="bold underline")
     head.truncate(width)
     lines = [head]
     for r in ranking:
-        name = (r.name + ("*" if r.bot else ""))[:nw]
+        name = _ranked_name(r)[:nw]
         when = clock_text(r.finish_ms)[:-2] if r.finish_ms is not None else "—"
         line = Text(
             f"{r.rank:>2} {name:<{nw}} {r.status:<8} {r.progress:>5} {r.moves:>5} {when:>7}"

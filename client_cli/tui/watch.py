@@ -24,6 +24,7 @@ from .common import header_text, keep_results, results_lines
 from .help import RulesScreen
 from .render import STATUS_MARK, board_lines, seat_line
 
+HIDDEN_NOTE = "boards are hidden while any seat has face-down cards: progress only"
 COLUMN = 39  # two boards side by side in 80 cells, one cell between
 CSS = """
 Screen { layout: vertical; }
@@ -209,6 +210,8 @@ class WatchApp(RaceApp):
         blocks = [board_block(room, n, COLUMN - 1, self.symbols) for n in sorted(room.boards)]
         if blocks:
             lines += side_by_side(blocks, COLUMN)
+        elif room.boards_hidden:
+            lines.append(Text(HIDDEN_NOTE, style="dim"))
         elif room.results is None:
             lines.append(Text("the boards appear when the race starts", style="dim"))
         text = Text("\n").join(lines)

@@ -124,6 +124,7 @@ function handle(msg) {
         room.phase = "running";
         room.startMs = msg.st;
         for (const seat of room.seats) seat.st = "playing"; // the server set every seat playing
+        room.hidden = Boolean(msg.hd); // spectators: boards withheld (face-down cards)
       }
       for (const board of msg.bd) setBoard(board);
       autoFoundation();
@@ -138,6 +139,7 @@ function handle(msg) {
       onDiff(msg);
       break;
     case "snap":
+      if (S.room) S.room.hidden = false; // boards are shown from now on
       setBoard(msg.bd);
       break;
     case "P":
@@ -204,7 +206,7 @@ function onJoined(msg) {
   S.room = {
     code: msg.c, settings: msg.r, phase: msg.ph, seat: msg.p, creator: msg.cr || 0, round,
     commitment: previous && previous.code === msg.c && !newRound ? previous.commitment : msg.cm,
-    seats: msg.ss.map(seatDefaults), startMs: msg.st ?? null,
+    seats: msg.ss.map(seatDefaults), startMs: msg.st ?? null, hidden: Boolean(msg.hd),
   };
   S.inflight = null;
   // A resume gets no welcome: the race clock in joined sets the server clock instead.
@@ -803,6 +805,9 @@ function watchScreen(room) {
       h("span.timer", { id: "timer" }, ""),
       h("span.delay", { id: "delay" }, delay ? `boards are shown ${delay} s behind the race` : "live (no delay)")),
     room.phase === "finished" && S.results ? resultsView(room) : null,
+    room.hidden && S.boards.size === 0
+      ? h("p.muted.hidden-note", {}, "boards are hidden while any seat has face-down cards: progress only")
+      : null,
     h("div.boards", {}, [...S.boards.values()].map((board) =>
       boardView(board, { own: false, small: true, name: seats.get(board.seat)?.n || `seat ${board.seat}` }))),
     rivalsView(room));
@@ -890,6 +895,7 @@ function rivalsView(room) {
       return h("li", { className: entry.p === room.seat ? "me" : "", dataset: { seat: entry.p } },
         h("span.rank", {}, `${entry.k}.`),
         h("span.name", {}, entry.n), entry.b ? h("span.tag", {}, "bot") : null,
+        entry.bl ? h("span.tag.bot-like", { title: "move timing beyond human" }, "bot-like") : null,
         h("span.tag", { className: `tag st-${seat.st || entry.st}` }, seat.st || entry.st),
         h("progress", { max: 52, value: progress, title: `${progress} cards on the foundations` }),
         h("span.num", {}, `${progress}/52 · ${plural(seat.mv ?? entry.mv, "move")}`),

@@ -45,12 +45,13 @@ class SeatRecord(msgspec.Struct, kw_only=True):
     progress_ms: int | None = None  # race clock when ``progress`` was first reached
     moves: int = 0
     finish_ms: int | None = None
+    bot_like: bool = False  # its move clocks were beyond human (protocol.ranking.bot_like)
 
 
 # What a kept seat's record becomes at a rematch (``Store.new_round``).
 NEW_ROUND_SEAT: dict[str, object] = {
     "ready": False, "status": "lobby", "progress": 0, "progress_ms": None, "moves": 0,
-    "finish_ms": None,
+    "finish_ms": None, "bot_like": False,
 }
 
 

@@ -9,7 +9,7 @@ from client_cli.bots import GreedyBot
 from client_cli.sdk import RaceClient, play_bot, settings_from
 from client_cli.tui.common import screen_text
 from client_cli.tui.render import card_label
-from client_cli.tui.watch import WatchApp
+from client_cli.tui.watch import HIDDEN_NOTE, WatchApp
 
 SEED = 1
 
@@ -32,24 +32,25 @@ async def test_watch_shows_every_board_live_then_results(start_server) -> None: 
         await app.client.wait_for(lambda r: r.code == code, 10)
         for bot in bots:
             await bot.ready()
-        await app.client.wait_for(lambda r: len(r.boards) == 2, 10)
+        # Brisbane deals cards face down: while any racing seat has one, no board at all
+        await app.client.wait_for(lambda r: r.phase == "running" and r.boards_hidden, 10)
         await pilot.pause()
         text = screen_text(app)
         lines = text.split("\n")
         assert len(lines) == 24 and all(len(line) <= 80 for line in lines)
         assert "bot1*" in text and "bot2*" in text and "spectating" in text
-        # both boards side by side, face-down cards masked
+        assert HIDDEN_NOTE in text and "##" not in text and not app.client.room.boards
         layout = engine.new_game("brisbane", seed=SEED).to_layout()
-        assert text.count("##") == 2 * 21  # both Brisbane deals, every face-down card
         for pile in layout["tableau"]:
             for code_down in pile["down"]:
                 assert card_label(code_down) not in text
 
-        # the bots race; the spectator's boards follow every move (hash-checked)
+        # the bots race; the boards arrive (Snapshots) once no racing seat hides a card,
+        # at the latest with the results, and match every move (hash-checked)
         outcomes = await asyncio.gather(
             play_bot(bots[0], GreedyBot(1)), play_bot(bots[1], GreedyBot(2))
         )
-        await app.client.wait_for(lambda r: r.results is not None, 20)
+        await app.client.wait_for(lambda r: r.results is not None and len(r.boards) == 2, 20)
         await pilot.pause()
         room = app.client.room
         for outcome in outcomes:

@@ -13,7 +13,10 @@ from protocol import messages as m
 from .conftest import NodeFactory
 from .harness import Racer, Watcher, audit
 
-SETTINGS = {"variant": "brisbane", "countdown_s": 0, "max_players": 2}
+# Spanish: no card is dealt face down, so spectators get every board and every diff
+# across nodes (in a Brisbane room they would get no board while seats race: the
+# room-wide hidden-information rule, tested across nodes in tests/server/test_nodes.py).
+SETTINGS = {"variant": "spanish", "countdown_s": 0, "max_players": 2}
 
 
 async def start_race(

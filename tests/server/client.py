@@ -39,11 +39,14 @@ class TestClient:
 
     @classmethod
     async def connect(cls, url: str, name: str = "p", *, hello: bool = True, bot: bool = False,
-                      token: str | None = None, seen: int = 0) -> TestClient:
-        """Connect and (by default) say hello; with a token this resumes a seat."""
+                      token: str | None = None, seen: int = 0,
+                      source: str | None = None) -> TestClient:
+        """Connect and (by default) say hello; with a token this resumes a seat. ``source``
+        is the loopback address to connect from (another client address: 127.0.0.2)."""
         # max_queue=None: keep reading (and answer the close handshake) even when a test
         # leaves messages unconsumed.
-        ws = await connect(url, max_size=None, max_queue=None, compression=None)
+        extra: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
+        ws = await connect(url, max_size=None, max_queue=None, compression=None, **extra)
         client = cls(ws, name)
         if hello:
             await client.send(m.Hello(version=PROTOCOL_VERSION, name=name, bot=bot,

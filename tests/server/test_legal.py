@@ -28,7 +28,8 @@ async def _hello(url: str, name: str, *, legal: bool, token: str | None = None,
 async def test_opted_in_player_gets_legal_moves_with_every_own_state(server: Server) -> None:
     one = await _hello(server.url, "one", legal=True)
     two = await _hello(server.url, "two", legal=False)
-    joined = await one.create(variant="brisbane", countdown_s=0)
+    # Spanish: spectators get diffs while seats race (no card is dealt face down).
+    joined = await one.create(variant="spanish", countdown_s=0)
     await two.join(joined.code)
     watcher = await _hello(server.url, "eye", legal=True)
     await watcher.join(joined.code, "spectator")

@@ -46,10 +46,11 @@ async def test_a_race_across_two_nodes(server_factory: ServerFactory, redis_url:
     assert await moved.expect(m.Results) == results
     assert verify_results(results).problems == []
     assert [len(log.moves) for log in results.logs] == [moved.seq, two.seq]
-    seen = {s: Board(b.view) for s, b in
-            ((b.seat, b) for b in watcher.received(m.Started)[0].boards)}
-    for diff in watcher.received(m.Diff):
-        seen[diff.seat].apply(diff.move, diff.revealed, diff.hash)
+    # Brisbane hides cards on both racing boards: the spectator (on node b, seat 1 on
+    # node a) got no board while racing, then both final boards after the results.
+    assert watcher.received(m.Started)[0].boards == [] and watcher.received(m.Diff) == []
+    snaps = [await watcher.expect(m.Snapshot) for _ in range(2)]
+    seen = {snap.board.seat: Board(snap.board.view) for snap in snaps}
     assert seen[1].view == boards[0].view and seen[2].view == boards[1].view
 
 

@@ -54,9 +54,19 @@ async def test_full_race(server: Server, variant: str, rank_by: str) -> None:
     assert [len(log.moves) for log in results.logs] == played
     assert verify_results(results).problems == []
     assert [e.bot for e in sorted(results.ranking, key=lambda e: e.seat)] == [False, True, False]
-    # The spectator saw every board from the start and every move as a diff.
     started = watcher.received(m.Started)[0]
-    boards = {b.seat: Board(b.view) for b in started.boards}
+    if variant == "brisbane":
+        # Face-down cards on racing boards (each seat stopped short of turning them all):
+        # the spectator got no board and no diff while racing, then the final boards
+        # (right after the results, which ended the hiding).
+        assert started.hidden and started.boards == [] and watcher.received(m.Diff) == []
+        snaps = [await watcher.expect(m.Snapshot) for _ in range(3)]
+        assert sorted(s.board.seat for s in snaps) == [1, 2, 3]
+        boards = {s.board.seat: Board(s.board.view) for s in snaps}
+    else:
+        # The spectator saw every board from the start and every move as a diff.
+        assert not started.hidden
+        boards = {b.seat: Board(b.view) for b in started.boards}
     assert sorted(boards) == [1, 2, 3]
     for diff in watcher.received(m.Diff):
         boards[diff.seat].apply(diff.move, diff.revealed, diff.hash)

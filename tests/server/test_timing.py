@@ -50,7 +50,9 @@ async def test_time_limit_ends_the_race(server: Server) -> None:
 async def test_spectators_never_see_a_move_before_its_delay(server: Server) -> None:
     one = await TestClient.connect(server.url, "one")
     early = await TestClient.connect(server.url, "early")
-    joined = await one.create(variant="brisbane", countdown_s=0, spectator_delay_s=1)
+    # Spanish deals no card face down: spectators get boards while the seat races (in
+    # Brisbane they would get none: the room-wide hidden-information rule).
+    joined = await one.create(variant="spanish", countdown_s=0, spectator_delay_s=1)
     await early.join(joined.code, role="spectator")
     await one.send(m.Ready())
     started = await one.expect(m.Started)
