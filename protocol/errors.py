@@ -47,6 +47,7 @@ class Code(StrEnum):
     STORE_UNAVAILABLE = "store_unavailable"
     SHUTTING_DOWN = "shutting_down"
     SLOW_CONSUMER = "slow_consumer"
+    CONTROL_FLOOD = "control_flood"
     IDLE_TIMEOUT = "idle_timeout"
     TAKEN_OVER = "taken_over"
     INTERNAL = "internal"
@@ -81,7 +82,10 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.HINTS_OFF: "the room does not give hints",
     Code.STORE_UNAVAILABLE: "storage is unreachable: nothing changed, retry shortly",
     Code.SHUTTING_DOWN: "the server is shutting down: reconnect (to another node) and resume",
-    Code.SLOW_CONSUMER: "the client did not read fast enough; reconnect and resume",
+    Code.SLOW_CONSUMER: "the client did not read fast enough (its unread bytes passed the "
+    "server's cap); reconnect and resume",
+    Code.CONTROL_FLOOD: "the client sent websocket pings faster than the server answers "
+    "them (websocket close 1008)",
     Code.IDLE_TIMEOUT: "nothing was received for too long",
     Code.TAKEN_OVER: "another connection resumed this seat with its token",
     Code.INTERNAL: "an unexpected server error; nothing changed; it has been logged",
@@ -100,6 +104,7 @@ FATAL: frozenset[Code] = frozenset(
         Code.VERSION_MISMATCH,
         Code.SHUTTING_DOWN,
         Code.SLOW_CONSUMER,
+        Code.CONTROL_FLOOD,
         Code.IDLE_TIMEOUT,
         Code.TAKEN_OVER,
     }

@@ -27,6 +27,7 @@ from . import http_static, logs, race
 from .config import ServerConfig
 from .connection import Connection
 from .core.machine import Due
+from .guard import guarded
 from .metrics import Metrics, instrument_store
 from .room import Room
 from .store import Deadline, Durability, RoomRecord, Store, StoreUnavailable, open_store
@@ -97,6 +98,7 @@ class Server:
             close_timeout=2,
             compression=None,  # frames are small MessagePack: deflate costs more than it saves
             server_header=None,
+            create_connection=guarded(config),  # ping budget, write-buffer cap
         )
         self.port = self._ws.sockets[0].getsockname()[1]
         self.sweeper.start()

@@ -48,6 +48,16 @@ class ServerConfig:
     ping_interval_s: float | None = 20.0  # websocket keepalive pings
     ping_timeout_s: float | None = 20.0
     max_rooms_per_connection: int = 32  # creates + joins over a connection's life
+    # Bytes waiting to reach one client: the transport's write buffer plus our queue.
+    # Beyond it the connection is closed (1008 slow_consumer): one connection that does
+    # not read cannot hold more than this much of the server's memory (the largest frame
+    # we send, a spectator's Joined with eight boards, is a few KB).
+    max_outbound_bytes: int = 256 * 1024
+    # websockets writes a pong for every ping, read or not: pings are budgeted like
+    # messages (our clients ping every 20 s; browsers never do). Beyond the budget the
+    # connection is closed (1008 control_flood). The ping flood grew a node by 1.4 GB/min.
+    ping_burst: int = 10
+    ping_per_s: float = 1.0
 
     # -- rooms
     snapshot_after: int = 64  # a resume more than this many moves behind gets a Snapshot

@@ -31,6 +31,7 @@ from protocol import (
 from protocol import messages as m
 
 from . import legal, lobby, race
+from .credits import Credits
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -61,26 +62,6 @@ class Server(lobby.Server, Protocol):
     frame_hook: Callable[[Any, bytes], None] | None
 
 
-class Credits:
-    """A token bucket: ``burst`` credits, refilled at ``per_s`` a second (lila-ws style),
-    as seconds pass on ``clock`` (monotonic; injectable so tests control the refill)."""
-
-    def __init__(self, burst: int, per_s: float, clock: Callable[[], float]) -> None:
-        self.burst, self.per_s, self.clock = burst, per_s, clock
-        self.credits = float(burst)
-        self.at = clock()
-
-    def take(self, cost: int = 1) -> bool:
-        """Spend ``cost`` credits if there are that many (else spend none)."""
-        now = self.clock()
-        self.credits = min(self.burst, self.credits + (now - self.at) * self.per_s)
-        self.at = now
-        if self.credits >= cost:
-            self.credits -= cost
-            return True
-        return False
-
-
 class Connection:
     """A client connection (see the module docstring)."""
 
@@ -97,6 +78,7 @@ class Connection:
         self.member: Member | None = None
         self.rooms_used = 0
         self._queue: deque[bytes] = deque()
+        self._queued_bytes = 0  # sum of len() over _queue
         self._wake = asyncio.Event()
         self._closing: tuple[Code, str] | None = None
         self._stopped = False
@@ -115,15 +97,28 @@ class Connection:
         """Queue an encoded frame; a client whose queue is full is closed (slow_consumer)."""
         if self._closing is not None or self._stopped:
             return
-        if len(self._queue) >= self.config.outbound_queue:
+        if (len(self._queue) >= self.config.outbound_queue
+                or self.outbound_bytes() + len(frame) > self.config.max_outbound_bytes):
             self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
+            self._queued_bytes = 0
             self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
+            cut_off = getattr(self.ws, "cut_off", None)  # server.guard: 1008, then abort
+            if cut_off is not None:  # our writer may be blocked on a peer that never reads
+                cut_off(Code.SLOW_CONSUMER)
             return
         hook = self.server.frame_hook
         if hook is not None:  # tests: see every frame at the moment it is queued
             hook(self, frame)
         self._queue.append(frame)
+        self._queued_bytes += len(frame)
         self._wake.set()
+
+    def outbound_bytes(self) -> int:
+        """Bytes queued for this client and not yet sent: our queue plus the transport's
+        write buffer (``ServerConfig.max_outbound_bytes`` caps the sum)."""
+        transport = getattr(self.ws, "transport", None)
+        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
+        return self._queued_bytes + buffered
 
     def close_with(self, code: Code, message: str) -> None:
         """Send what is queued, then ``Closing`` with ``code``, then close the socket."""
@@ -143,7 +138,9 @@ class Connection:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._queue:
-                    await self.ws.send(self._queue.popleft())
+                    frame = self._queue.popleft()
+                    self._queued_bytes -= len(frame)
+                    await self.ws.send(frame)
                     self.server.metrics.frames_out.inc()
                 if self._closing is not None:
                     code, message = self._closing
