@@ -47,18 +47,23 @@ class GuardedConnection(ServerConnection):
         config = self.config
         self.pings = Credits(config.ping_burst, config.ping_per_s, config.monotonic)
         self.cut: Code | None = None  # why this connection was failed, once it was
+        self._protocol_recv_frame = self.protocol.recv_frame
+        setattr(self.protocol, "recv_frame", self._recv_frame)  # noqa: B010 - an instance hook
 
     def outbound_bytes(self) -> int:
         """Bytes written to the transport and not yet sent to the peer."""
         transport = getattr(self, "transport", None)
         return 0 if transport is None else int(transport.get_write_buffer_size())
 
-    def process_event(self, event: Any) -> None:
-        """Spend a ping credit per ping; a ping beyond the budget fails the connection."""
-        if (isinstance(event, Frame) and event.opcode is Opcode.PING and self.cut is None
-                and not self.pings.take()):
-            self.cut_off(Code.CONTROL_FLOOD)
-        super().process_event(event)
+    def _recv_frame(self, frame: Frame) -> None:
+        """The protocol's ``recv_frame`` (which writes a pong for a ping), behind the ping
+        budget: a ping beyond it fails the connection and gets no pong. It wraps the
+        protocol's method because the pongs of one read are written before any event
+        reaches ``process_event``."""
+        if frame.opcode is Opcode.PING and self.cut is None and not self.pings.take():
+            self.cut_off(Code.CONTROL_FLOOD)  # the parser discards the rest of the read
+            return
+        self._protocol_recv_frame(frame)
 
     def data_received(self, data: bytes) -> None:
         """Feed the protocol (which may write pongs), then check the write buffer."""
