@@ -36,6 +36,8 @@ class Code(StrEnum):
     NOT_A_PLAYER = "not_a_player"
     NOT_CREATOR = "not_creator"
     BAD_SETTINGS = "bad_settings"
+    ADDRESS_LIMIT = "address_limit"
+    SAME_ADDRESS = "same_address"
     # -- moves
     NOT_RUNNING = "not_running"
     FINISHED = "finished"
@@ -74,6 +76,10 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.NOT_A_PLAYER: "spectators cannot do that",
     Code.NOT_CREATOR: "only the room's creator can do that",
     Code.BAD_SETTINGS: "a room setting (variant, option, limit) is not allowed",
+    Code.ADDRESS_LIMIT: "your client address reached a cap (connections, room creations or "
+    "failed joins per minute, seats held); the message says which; wait or close some",
+    Code.SAME_ADDRESS: "your client address already holds a seat in this hidden-information "
+    "room (one seat per address)",
     Code.NOT_RUNNING: "the race has not started yet",
     Code.FINISHED: "your race is over (won, stuck, resigned, or time is up)",
     Code.OUT_OF_ORDER: "the move's sequence number is not the next one expected",
@@ -93,7 +99,8 @@ DESCRIPTIONS: dict[Code, str] = {
 
 # Codes after which the same request may succeed if simply sent again later.
 RETRYABLE: frozenset[Code] = frozenset(
-    {Code.RATE_LIMITED, Code.STORE_UNAVAILABLE, Code.SHUTTING_DOWN, Code.INTERNAL}
+    {Code.RATE_LIMITED, Code.STORE_UNAVAILABLE, Code.SHUTTING_DOWN, Code.INTERNAL,
+     Code.ADDRESS_LIMIT}
 )
 
 

@@ -48,6 +48,7 @@ _HEAVY = (m.CreateRoom, m.Join, m.ListRooms, m.HintRequest)
 _WS_CLOSE = {
     Code.SHUTTING_DOWN: 1001,  # going away
     Code.SLOW_CONSUMER: 1008,  # policy violation
+    Code.ADDRESS_LIMIT: 1008,
     Code.TAKEN_OVER: 1000,
     Code.IDLE_TIMEOUT: 1000,
     Code.VERSION_MISMATCH: 1002,
@@ -72,6 +73,7 @@ class Connection:
         self.id = next(_ids)
         self.hello_done = False
         self.name = ""
+        self.address = ""  # the client's address (server/addresses.py), set by the server
         self.bot = False
         self.legal_moves = False  # hello.lm: attach the seat's legal moves (legal.py)
         self.room: Room | None = None

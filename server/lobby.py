@@ -29,6 +29,7 @@ from protocol.messages import (
 
 from . import events as ev
 from . import logs, race, views
+from .addresses import AddressBook
 from .core import machine as core
 from .room import Host, Member, Room
 from .room import Peer as Connection
@@ -43,12 +44,16 @@ class Server(Host, Protocol):
 
     node_id: str
     verdicts: VerdictPool
+    addresses: AddressBook
 
     async def local_room(self, record: RoomRecord) -> Room:
         """This node's room for ``record.code``, opened once and shared."""
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
-CODE_LENGTH = 6
+# 31**10 = 2**49.5 codes; with at most max_live_rooms (10,000) rooms live a guess hits
+# with odds 2**-36.2, and an address gets failed_joins_per_minute (10) guesses a minute:
+# docs/SECURITY.md, "Room codes".
+CODE_LENGTH = 10
 
 
 def validate_settings(settings: RoomSettings) -> RoomSettings:
@@ -98,6 +103,9 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     """Create a room and enter it as its first player (or as a spectator)."""
     conn.count_room()
     settings = validate_settings(msg.settings)
+    if msg.as_player:  # before the room exists: a refused seat leaves no empty room
+        server.addresses.check_seat(conn.address, _holds_seat)
+    server.addresses.check_create(conn.address)
     if not msg.as_player and not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
     seed, winnable, par = await _choose_seed(server, settings)
@@ -128,9 +136,12 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
 
 
 async def join(server: Server, conn: Connection, code: str, role: str) -> None:
-    """Join a room by code as a player (lobby only) or a spectator."""
+    """Join a room by code as a player (lobby only) or a spectator. An address that
+    named too many unknown rooms in the last minute is refused before the lookup."""
+    server.addresses.check_join_allowed(conn.address)
     record = await server.store.get_room(code.upper())
     if record is None:
+        server.addresses.failed_join(conn.address)
         raise ProtocolError(Code.NO_SUCH_ROOM, f"no room {code!r}")
     conn.count_room()
     if role == "player":
@@ -144,10 +155,39 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     await _enter(server, conn, record, Member(conn, 0))
 
 
+def _holds_seat(conn: Any) -> bool:
+    """The connection holds a seat in a room that is not finished."""
+    member, room = conn.member, conn.room
+    return bool(member is not None and member.is_player and room is not None
+                and room.phase != "finished")
+
+
+async def _check_address(server: Server, conn: Connection, record: RoomRecord,
+                         settings: RoomSettings) -> None:
+    """The address's seat cap; and one seat per address in a hidden-information room
+    (face-down cards) unless ``shared_address_seats``: a second seat on the same deal
+    would show the first one's face-down cards (issue 17)."""
+    server.addresses.check_seat(conn.address, _holds_seat)
+    if server.config.shared_address_seats or not hides_cards(settings):
+        return
+    seats = await server.store.get_seats(record.code)
+    if any(s.address == conn.address for s in seats):
+        raise ProtocolError(Code.SAME_ADDRESS)
+
+
+def hides_cards(settings: RoomSettings) -> bool:
+    """True if the room's deal has face-down cards (the same deal on every seat: a card
+    one seat has turned up is face down on another's board)."""
+    variant = engine.get_variant(settings.variant)
+    return bool(variant.make_rules(settings.options).has_face_down)
+
+
 async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> None:
     settings = msgspec.convert(record.settings, RoomSettings)
+    await _check_address(server, conn, record, settings)
     secret = tokens.new_secret()
-    seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=tokens.secret_hash(secret))
+    seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=tokens.secret_hash(secret),
+                      address=conn.address)
     number = await server.store.add_seat(record.code, seat, settings.max_players)
     if number is None:
         now = await server.store.get_room(record.code)

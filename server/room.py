@@ -54,6 +54,7 @@ class Peer(Protocol):
     id: int
     name: str
     bot: bool
+    address: str  # the client's address (server/addresses.py)
     room: Room | None
     member: Member | None
 

@@ -44,6 +44,9 @@ class SeatRecord(msgspec.Struct, kw_only=True):
     progress_ms: int | None = None  # race clock when ``progress`` was first reached
     moves: int = 0
     finish_ms: int | None = None
+    # The client address that took the seat (server/addresses.py): any node can hold a
+    # hidden-information room to one seat per address. Never sent to clients.
+    address: str = ""
 
 
 class LogEntry(msgspec.Struct, array_like=True):
