@@ -42,9 +42,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "(default %(default)s; bots pace themselves to it)")
     p.add_argument("--burst", type=int, default=20, metavar="N",
                    help="messages a connection may send at once (default %(default)s)")
-    p.add_argument("--trusted-proxy", action="append", default=[], metavar="CIDR",
+    p.add_argument("--trusted-proxy", action="append", metavar="CIDR",
+                   default=[c for c in os.environ.get("SOLRACE_TRUSTED_PROXIES", "").split(",")
+                            if c.strip()],
                    help="a proxy whose X-Forwarded-For names the client (repeatable; "
-                   "default: none, the TCP peer is the client)")
+                   "default: $SOLRACE_TRUSTED_PROXIES, comma-separated, else none: the TCP "
+                   "peer is the client)")
     p.add_argument("--per-address-connections", type=int, default=64, metavar="N",
                    help="connections open at once from one client address (default %(default)s)")
     p.add_argument("--room-creates-per-minute", type=int, default=20, metavar="N",
