@@ -48,6 +48,7 @@ class Code(StrEnum):
     # -- the service
     STORE_UNAVAILABLE = "store_unavailable"
     SHUTTING_DOWN = "shutting_down"
+    NODE_FULL = "node_full"
     SLOW_CONSUMER = "slow_consumer"
     CONTROL_FLOOD = "control_flood"
     IDLE_TIMEOUT = "idle_timeout"
@@ -88,6 +89,8 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.HINTS_OFF: "the room does not give hints",
     Code.STORE_UNAVAILABLE: "storage is unreachable: nothing changed, retry shortly",
     Code.SHUTTING_DOWN: "the server is shutting down: reconnect (to another node) and resume",
+    Code.NODE_FULL: "this node holds as many rooms as it may (max_live_rooms): retry later or "
+    "on another node",
     Code.SLOW_CONSUMER: "the client did not read fast enough (its unread bytes passed the "
     "server's cap); reconnect and resume",
     Code.CONTROL_FLOOD: "the client sent websocket pings faster than the server answers "
@@ -100,7 +103,7 @@ DESCRIPTIONS: dict[Code, str] = {
 # Codes after which the same request may succeed if simply sent again later.
 RETRYABLE: frozenset[Code] = frozenset(
     {Code.RATE_LIMITED, Code.STORE_UNAVAILABLE, Code.SHUTTING_DOWN, Code.INTERNAL,
-     Code.ADDRESS_LIMIT}
+     Code.ADDRESS_LIMIT, Code.NODE_FULL}
 )
 
 

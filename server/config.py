@@ -95,7 +95,12 @@ class ServerConfig:
     verdict_per_client: int = 4  # of those, for rooms created by one connection
     verdict_max_nodes: int = 50_000  # the search's node budget (about 50 MB)
     hint_budget_s: float = 0.5  # solver time for one hint (hints cost heavy credits)
-    max_live_rooms: int = 10_000  # rooms this node holds connections in
+    # Rooms this node holds (connections in them, or a deadline firing); beyond it a
+    # create gets node_full: it was never enforced, and one client made 20,006 rooms.
+    max_live_rooms: int = 10_000
+    # Rooms in one `list` reply (a page; RoomList.next asks for the next). Listing all
+    # rooms took 778 ms at 20,000 rooms and exhausted the Redis pool at 300.
+    list_page: int = 50
     # events a room waits to publish while the store refuses them (retried in order);
     # beyond it the oldest go (a resume or the next event brings receivers up to date)
     room_outbox: int = 4096

@@ -105,8 +105,10 @@ class Connection:
             self._queued_bytes = 0
             self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
             cut_off = getattr(self.ws, "cut_off", None)  # server.guard: 1008, then abort
-            if cut_off is not None:  # our writer may be blocked on a peer that never reads
-                cut_off(Code.SLOW_CONSUMER)
+            if cut_off is not None:  # our writer may be blocked on a peer that never reads:
+                # if Closing has not gone out by then, fail the websocket under it
+                asyncio.get_running_loop().call_later(
+                    self.config.shutdown_grace_s, cut_off, Code.SLOW_CONSUMER)
             return
         hook = self.server.frame_hook
         if hook is not None:  # tests: see every frame at the moment it is queued
@@ -257,7 +259,7 @@ class Connection:
             else:
                 await lobby.join(server, self, msg.code, msg.role)
         elif isinstance(msg, m.ListRooms):
-            self.send(await lobby.list_rooms(server))
+            self.send(await lobby.list_rooms(server, msg.before))
         elif isinstance(msg, m.Ready):
             await race.set_ready(*self._in_room(), msg.ready)
         elif isinstance(msg, m.StartNow):

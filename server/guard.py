@@ -24,6 +24,7 @@ from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
 from protocol import Code
 
@@ -73,7 +74,7 @@ class GuardedConnection(ServerConnection):
 
     def cut_off(self, code: Code) -> None:
         """Fail the connection with close code 1008 and reason ``code`` (idempotent)."""
-        if self.cut is not None:
+        if self.cut is not None or self.protocol.state is State.CLOSED:
             return
         self.cut = code
         log.info("connection cut: %s", code.value, extra={"error": code.value})

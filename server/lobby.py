@@ -34,6 +34,7 @@ from .core import machine as core
 from .room import Host, Member, Room
 from .room import Peer as Connection
 from .store import RoomRecord, SeatRecord
+from .store.base import Cursor
 from .verdicts import VerdictPool
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class Server(Host, Protocol):
     node_id: str
     verdicts: VerdictPool
     addresses: AddressBook
+    rooms: dict[str, Room]
 
     async def local_room(self, record: RoomRecord) -> Room:
         """This node's room for ``record.code``, opened once and shared."""
@@ -106,6 +108,8 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     if msg.as_player:  # before the room exists: a refused seat leaves no empty room
         server.addresses.check_seat(conn.address, _holds_seat)
     server.addresses.check_create(conn.address)
+    if len(server.rooms) >= server.config.max_live_rooms:
+        raise ProtocolError(Code.NODE_FULL)
     if not msg.as_player and not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
     seed, winnable, par = await _choose_seed(server, settings)
@@ -314,18 +318,21 @@ async def drop(server: Server, conn: Connection) -> None:
         await server.release_room(room)
 
 
-async def list_rooms(server: Server) -> RoomList:
-    """The open public rooms (at most 100, newest first)."""
-    records = [r for r in await server.store.list_rooms() if r.settings.get("pu", True)]
-    records.sort(key=lambda r: r.created_ms, reverse=True)
+async def list_rooms(server: Server, before: str | None = None) -> RoomList:
+    """One page (``list_page`` rooms) of the open public rooms, newest first, after the
+    cursor ``before``; a fixed number of store round trips whatever the room count."""
+    cursor: Cursor | None = None
+    if before is not None:
+        ms, _, code = before.partition(".")
+        cursor = (int(ms), code)  # the decoder checked the form
+    listed, after = await server.store.list_public(cursor, server.config.list_page)
     out = []
-    for record in records[:100]:
+    for record, seats in listed:
         settings = msgspec.convert(record.settings, RoomSettings)
-        seats = await server.store.get_seats(record.code)
         out.append(RoomSummary(
             code=record.code, variant=settings.variant, options=dict(settings.options),
             rank_by=settings.rank_by, phase=record.phase,
             players=len(seats), max_players=settings.max_players,
             bots=sum(s.bot for s in seats), spectators=settings.spectators,
         ))
-    return RoomList(rooms=out)
+    return RoomList(rooms=out, next=None if after is None else f"{after[0]}.{after[1]}")
