@@ -159,6 +159,16 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     await _enter(server, conn, record, Member(conn, 0))
 
 
+async def _reclaim_offline_seat(server: Server, code: str) -> bool:
+    """A full lobby frees one seat whose holder is offline (disconnected; its token can
+    no longer resume it): join-and-disconnect must not squat public rooms. The removal
+    is fenced by the seat's epoch, so a holder resuming at that moment keeps it."""
+    for seat in await server.store.get_seats(code):
+        if not seat.connected and await server.store.remove_seat(code, seat.seat, seat.epoch):
+            return True
+    return False
+
+
 def _holds_seat(conn: Any) -> bool:
     """The connection holds a seat in a room that is not finished."""
     member, room = conn.member, conn.room
@@ -193,6 +203,8 @@ async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> 
     seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=tokens.secret_hash(secret),
                       address=conn.address)
     number = await server.store.add_seat(record.code, seat, settings.max_players)
+    if number is None and await _reclaim_offline_seat(server, record.code):
+        number = await server.store.add_seat(record.code, seat, settings.max_players)
     if number is None:
         now = await server.store.get_room(record.code)
         if now is None or now.phase != "lobby":
@@ -294,25 +306,32 @@ async def _enter(
 
 
 async def leave(server: Server, conn: Connection) -> None:
-    """Leave the room (the connection stays open). A player's seat stays; its token can
-    resume it until the results."""
+    """Leave the room (the connection stays open). A lobby seat is freed; a seat in a
+    race stays, and its token can resume it until the results."""
     room, member = conn.room, conn.member
     if room is None or member is None:
         raise ProtocolError(Code.NOT_IN_ROOM)
-    await drop(server, conn)
+    await drop(server, conn, give_up_seat=True)
 
 
-async def drop(server: Server, conn: Connection) -> None:
-    """The connection left its room (leave or disconnect): the core marks the seat
-    offline (if the connection still holds it) and arms the abandon deadline for a seat
-    still racing an untimed race."""
+async def drop(server: Server, conn: Connection, give_up_seat: bool = False) -> None:
+    """The connection left its room (leave or disconnect). A lobby seat left on
+    purpose (``give_up_seat``) is freed; otherwise the core marks the seat offline (if
+    the connection still holds it) and arms the abandon deadline for a seat still
+    racing an untimed race."""
     room, member = conn.room, conn.member
     conn.room = conn.member = None
     if room is None or member is None:
         return
     room.detach(conn)
     try:
-        if member.is_player and room.phase != "finished":
+        if (give_up_seat and member.is_player and room.phase == "lobby"
+                and await server.store.remove_seat(room.code, member.seat, member.epoch)):
+            # A seat left in the lobby is freed (join-and-leave squatted public rooms
+            # full); its token is void. The others may all be ready now.
+            await room.publish_seats()
+            await race.run(room, core.Check())
+        elif member.is_player and room.phase != "finished":
             await race.run(room, core.Left(member.seat, member.epoch))
     finally:
         await server.release_room(room)

@@ -103,6 +103,10 @@ class Store(Protocol):
         """Give ``seat`` the next free seat number (1..max_players) while the room is in
         the lobby; returns that number, or None if the room is full or not in the lobby."""
 
+    async def remove_seat(self, code: str, seat: int, epoch: int) -> bool:
+        """Free the seat (a later ``add_seat`` may reuse its number) if the room is in
+        the lobby and the seat is at ``epoch``; True if it did, else nothing changed."""
+
     async def get_seats(self, code: str) -> list[SeatRecord]:
         """Every seat of the room, by seat number."""
 

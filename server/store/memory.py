@@ -160,6 +160,16 @@ class MemoryStore:
                 return number
         return None
 
+    async def remove_seat(self, code: str, seat: int, epoch: int) -> bool:
+        """Free the seat while the room is in the lobby — see ``Store``."""
+        room = self._room(code)
+        held = room.seats.get(seat) if room is not None else None
+        if room is None or held is None or room.record.phase != "lobby" or held.epoch != epoch:
+            return False
+        del room.seats[seat]
+        room.logs.pop(seat, None)
+        return True
+
     async def get_seats(self, code: str) -> list[SeatRecord]:
         """Every seat of the room, by seat number (empty if there is no room)."""
         room = self._room(code)

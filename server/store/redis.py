@@ -164,7 +164,7 @@ class RedisStore:
         self._scripts = {
             name: client.register_script(getattr(lua, name))
             for name in (
-                "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
+                "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "REMOVE_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
                 "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY",
                 "CLAIM_DEADLINES", "DONE_DEADLINE",
             )
@@ -363,6 +363,13 @@ class RedisStore:
         args += _seat_pairs(fields, None)
         number = await self._script("ADD_SEAT", [keys.room, keys.seats], args)
         return int(number) or None
+
+    async def remove_seat(self, code: str, seat: int, epoch: int) -> bool:
+        """Free the seat while the room is in the lobby — see ``Store``."""
+        keys = _Keys(code)
+        done = await self._script("REMOVE_SEAT", [keys.room, keys.seats],
+                                  [_LOBBY, int(seat), int(epoch)])
+        return bool(done)
 
     async def get_seats(self, code: str) -> list[SeatRecord]:
         """Every seat of the room, by seat number."""

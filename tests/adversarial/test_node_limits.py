@@ -63,3 +63,20 @@ async def test_max_live_rooms(roomy_server: ServerProc) -> None:
     await holders[3].create(variant="fortress", public=False)
     for holder in holders:
         await holder.close()
+
+
+async def test_a_seat_left_in_the_lobby_is_freed(roomy_server: ServerProc) -> None:
+    host = await Client.open(roomy_server.url, "host", source="127.0.0.50")
+    code = (await host.create(variant="fortress", max_players=2)).code
+    squatter = await Client.open(roomy_server.url, "squatter", source="127.0.0.51")
+    for _ in range(3):  # join and leave, again and again
+        await squatter.join(code)
+        await squatter.send(m.Leave())
+    await squatter.send(m.Ping(nonce=1))  # answered after the leave was handled
+    await squatter.expect(m.Pong)
+    await squatter.close()
+    honest = await Client.open(roomy_server.url, "honest", source="127.0.0.52")
+    joined = await honest.join(code)
+    assert joined.seat == 2 and [s.name for s in joined.seats] == ["host", "honest"]
+    for c in (host, honest):
+        await c.close()

@@ -336,3 +336,16 @@ async def test_list_public_pages_newest_first(store: Store) -> None:
     await store.unlist_room(made[-1][1])
     page, _ = await store.list_public((base + 7, ""), 1)
     assert [r.code for r, _ in page] == [made[-2][1]]
+
+
+async def test_remove_seat_frees_a_lobby_seat_only(store: Store) -> None:
+    code = await room_with_seats(store, seats=2)
+    assert not await store.remove_seat(code, 1, epoch=2), "another epoch holds it"
+    assert await store.remove_seat(code, 1, epoch=1)
+    assert not await store.remove_seat(code, 1, epoch=1), "already gone"
+    assert [s.seat for s in await store.get_seats(code)] == [2]
+    assert await store.get_seat(code, 1) is None
+    assert await store.add_seat(code, SeatRecord(seat=0, name="new"), 4) == 1  # reused
+    assert await store.set_phase(code, "lobby", "countdown")
+    assert not await store.remove_seat(code, 2, epoch=1), "not in the lobby any more"
+    assert [s.name for s in await store.get_seats(code)] == ["new", "p1"]
