@@ -7,10 +7,10 @@ proxy (each proxy appends the address it saw; entries to the left of the first u
 one were written by the client and prove nothing).
 
 ``AddressBook`` keeps, per address: its open connections (the connection cap and the
-seat count are read from them) and two one-minute windows (room creations, failed joins
-by code). Every window holds at most its cap of timestamps, and an address is forgotten
-once it has no connection and empty windows, so the book is bounded by the addresses
-active in the last minute.
+seat count are read from them) and three one-minute windows (handshakes, room
+creations, failed joins by code). Every window holds at most its cap of timestamps, and
+an address is forgotten once it has no connection and empty windows, so the book is
+bounded by the addresses active in the last minute.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def _items(headers: Mapping[str, str]) -> Iterable[tuple[str, str]]:
 class _Entry:
     connections: set[Any] = field(default_factory=set)
     creates: deque[float] = field(default_factory=deque)
+    connects: deque[float] = field(default_factory=deque)
     failed_joins: deque[float] = field(default_factory=deque)
 
 
@@ -94,8 +95,17 @@ class AddressBook:
         return len(entry.connections) if entry else 0
 
     def may_connect(self, address: str) -> bool:
-        """True if ``address`` may open one more connection (checked at the handshake)."""
-        return self.connections(address) < self.config.max_connections_per_address
+        """True if ``address`` may open one more connection now (checked at the
+        handshake): under its cap of open connections and of handshakes in the last
+        minute (reconnecting in a loop costs a handshake each time). Counts the attempt."""
+        if self.connections(address) >= self.config.max_connections_per_address:
+            return False
+        now = self.clock()
+        window = _fresh(self._entry(address).connects, now)
+        if len(window) >= self.config.connects_per_minute:
+            return False
+        window.append(now)
+        return True
 
     def add(self, address: str, conn: Any) -> None:
         """``conn`` from ``address`` is open."""
@@ -158,7 +168,7 @@ class AddressBook:
     def _forget_if_idle(self, address: str, entry: _Entry) -> None:
         now = self.clock()
         if (not entry.connections and not _fresh(entry.creates, now)
-                and not _fresh(entry.failed_joins, now)):
+                and not _fresh(entry.failed_joins, now) and not _fresh(entry.connects, now)):
             del self._entries[address]
 
     def _prune(self) -> None:

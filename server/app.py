@@ -137,7 +137,8 @@ class Server:
         headers = ws.request.headers if ws.request else None
         conn.address = client_address(ws.remote_address, headers, self.trusted_proxies)
         logs.bind_request(headers or {}, ws.remote_address, conn.id)
-        over = not self.addresses.may_connect(conn.address)  # handshakes raced past _http
+        # handshakes that raced past _http's check
+        over = self.addresses.connections(conn.address) >= self.config.max_connections_per_address
         self.connections.add(conn)
         self.addresses.add(conn.address, conn)
         try:

@@ -68,6 +68,9 @@ class ServerConfig:
     trusted_proxies: tuple[str, ...] = ()
     # A household or a small LAN event behind one NAT fits; a flood from one host does not.
     max_connections_per_address: int = 64
+    # Handshakes a minute: a client that reconnects in a loop (to shed a per-connection
+    # limit) makes the server pay a handshake each time.
+    connects_per_minute: int = 120
     room_creates_per_minute: int = 20  # a person creates a room every few minutes at most
     max_seats_per_address: int = 16  # seats held at once (lobby or racing) on this node
     # Joins naming no room: a person mistypes a code a few times, a guesser needs ~2**36
@@ -136,6 +139,7 @@ class ServerConfig:
 ONE_HOST: dict[str, Any] = {
     "shared_address_seats": True,
     "max_connections_per_address": 1_000_000,
+    "connects_per_minute": 1_000_000,
     "room_creates_per_minute": 1_000_000,
     "max_seats_per_address": 1_000_000,
     "failed_joins_per_minute": 1_000_000,

@@ -50,6 +50,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "peer is the client)")
     p.add_argument("--per-address-connections", type=int, default=64, metavar="N",
                    help="connections open at once from one client address (default %(default)s)")
+    p.add_argument("--connects-per-minute", type=int, default=120, metavar="N",
+                   help="handshakes one client address may make a minute (default %(default)s)")
     p.add_argument("--room-creates-per-minute", type=int, default=20, metavar="N",
                    help="rooms one client address may create a minute (default %(default)s)")
     p.add_argument("--seats-per-address", type=int, default=16, metavar="N",
@@ -106,6 +108,7 @@ async def _serve(args: argparse.Namespace) -> int:
                           allow_volatile_store=args.allow_volatile_store,
                           trusted_proxies=tuple(args.trusted_proxy),
                           max_connections_per_address=args.per_address_connections,
+                          connects_per_minute=args.connects_per_minute,
                           room_creates_per_minute=args.room_creates_per_minute,
                           max_seats_per_address=args.seats_per_address,
                           failed_joins_per_minute=args.failed_joins_per_minute,

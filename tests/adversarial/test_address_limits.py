@@ -13,7 +13,8 @@ from websockets.exceptions import InvalidStatus
 from bench.attack.harness import Client, ServerProc
 from protocol import messages as m
 
-CAPS = ["--per-address-connections", "3", "--room-creates-per-minute", "2",
+CAPS = ["--per-address-connections", "3", "--connects-per-minute", "1000",
+        "--room-creates-per-minute", "2",
         "--failed-joins-per-minute", "3", "--seats-per-address", "2",
         "--trusted-proxy", "127.0.0.9/32", "--rate", "1000", "--burst", "1000"]
 

@@ -58,3 +58,19 @@ def test_windows_refill_after_a_minute_and_forget_idle_addresses() -> None:
     book.remove("c", conn)
     assert book.connections("c") == 0
     assert "c" not in book._entries  # nothing left to remember about c
+
+
+def test_handshakes_per_minute() -> None:
+    now = [0.0]
+    book = AddressBook(ServerConfig(connects_per_minute=3, max_connections_per_address=2),
+                       clock=lambda: now[0])
+    assert [book.may_connect("a") for _ in range(4)] == [True, True, True, False]
+    now[0] += 60.5
+    conns = [object(), object()]
+    for conn in conns:
+        assert book.may_connect("a")
+        book.add("a", conn)
+    assert not book.may_connect("a")  # two open: the connection cap, not the window
+    book.remove("a", conns[0])
+    assert book.may_connect("a")  # the third handshake of this minute
+    assert book.may_connect("b")  # another address has its own
