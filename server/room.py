@@ -280,8 +280,11 @@ class Room(Timed):
             self.record = msgspec.structs.replace(record, phase="running", start_ms=event.start_ms)
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
-        elif isinstance(event, ev.Moved) and self.delay_ms and not self.closed:
+        elif (isinstance(event, ev.Moved) and self.delay_ms and not self.closed
+              and any(not m.is_player for m in self.members.values())):
             # One timer per move for all spectators; each member filters duplicates.
+            # None without a spectator here: one who joins later gets the moves still
+            # due from the log (boards_for), so the buffer lives only while needed.
             due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms
             diff = Diff(
                 seat=event.seat, seq=event.seq, move=event.move, hash=event.hash,
