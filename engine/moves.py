@@ -69,9 +69,14 @@ def tableau_row(src: int, n: int) -> TableauRow:
         TABLEAU_ROWS[src][n] = row
     return row
 
+# A pile number is any decimal number without a leading zero (``0`` included): the
+# grammar says nothing of how many piles a board has, so ``0>3``, ``9>1`` on Brisbane's 7
+# piles and ``100>3`` parse, and ``Game.play`` refuses each with "there is no pile N".
+# A count (``i:n>j``) starts at 1. MAX_NOTATION bounds every number's length.
+_PILE = r"0|[1-9][0-9]*"
 _NOTATION = re.compile(
-    r"(?P<src>[1-9][0-9]?)(?::(?P<n>[1-9][0-9]?))?>(?P<dst>[1-9][0-9]?|f)"
-    r"|f(?P<suit>[SHDC])>(?P<tdst>[1-9][0-9]?)"
+    rf"(?P<src>{_PILE})(?::(?P<n>[1-9][0-9]*))?>(?P<dst>{_PILE}|f)"
+    rf"|f(?P<suit>[SHDC])>(?P<tdst>{_PILE})"
     r"|(?P<redeal>redeal)"
 )
 MAX_NOTATION = 16

@@ -29,6 +29,7 @@ class Code(StrEnum):
     NO_SUCH_ROOM = "no_such_room"
     ROOM_FULL = "room_full"
     ROOM_CLOSED = "room_closed"
+    NAME_TAKEN = "name_taken"
     SPECTATORS_OFF = "spectators_off"
     TOO_MANY_ROOMS = "too_many_rooms"
     ALREADY_IN_ROOM = "already_in_room"
@@ -70,6 +71,7 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.NO_SUCH_ROOM: "no room has that code (or it has expired)",
     Code.ROOM_FULL: "every seat of the room is taken",
     Code.ROOM_CLOSED: "the race has started or finished: no new players",
+    Code.NAME_TAKEN: "another seat in the room has this name: pick another",
     Code.SPECTATORS_OFF: "the room does not allow spectators",
     Code.TOO_MANY_ROOMS: "this connection has created or joined too many rooms",
     Code.ALREADY_IN_ROOM: "this connection is already in a room: leave it first",

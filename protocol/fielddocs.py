@@ -43,7 +43,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "code": "the room code (case-insensitive)",
         "role": "`player` (only while the room is in its lobby) or `spectator`",
     },
-    "Ready": {"ready": "ready (true) or not any more (false)"},
+    "Ready": {"ready": "ready (true) or not any more (false); after the results: want a "
+                       "rematch (true) or not"},
     "StartNow": {},
     "Move": {
         "seq": "the number this move will have in your log: the last acknowledged "
@@ -86,7 +87,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "seat": "seat number (1..)",
         "name": "the player's name",
         "bot": "a program plays this seat",
-        "ready": "ready to start (lobby)",
+        "ready": "ready to start (lobby); after the results: asked for a rematch",
         "connected": "a connection holds the seat now",
         "status": "`lobby`, `playing`, `won`, `stuck`, `resigned` or `timeout`",
         "progress": "cards on the foundations",
@@ -108,11 +109,13 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "seat": "your seat; 0 for a spectator",
         "commitment": "SHA-256 commitment to the seed (see Seed commitment)",
         "seats": "every seat",
-        "token": "players: the resume token for your seat; keep it secret",
+        "token": "players: the resume token for your seat; keep it secret (absent on a "
+                 "resume and a rematch: keep the one you have)",
         "creator": "the creator's seat (0: a spectator created the room)",
         "start_ms": "when the race clock starts, server wall clock, Unix ms",
         "clock_ms": "the race clock when this was sent (running races)",
         "boards": "the boards you may see now (see Who sees what)",
+        "round": "the room's round: 1, then one more at each rematch (see Rematch)",
     },
     "Seats": {"seats": "every seat, after the change"},
     "Countdown": {
@@ -184,6 +187,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "reason": "why the race ended: `all_done` (nobody still playing) or `time`",
         "winnable": "the deal was proven winnable (absent: unknown)",
         "par": "a solver's solution length, when known",
+        "round": "the round these results are of (1, then one more at each rematch)",
     },
     "Verdict": {
         "code": "the room code",

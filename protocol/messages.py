@@ -128,13 +128,15 @@ class Join(_Msg, tag="join"):
 
 
 class Ready(_Msg, tag="ready"):
-    """Say you are (or are no longer) ready; the race starts when every player is."""
+    """Say you are (or are no longer) ready; the race starts when every player is. After
+    the results: ask for (or withdraw from) a rematch, the next deal in this room."""
 
     ready: bool = field(default=True, name="r")
 
 
 class StartNow(_Msg, tag="start"):
-    """The creator starts the countdown without waiting for everyone to be ready."""
+    """The creator starts the countdown without waiting for everyone to be ready; after
+    the results, it starts the rematch with the players who asked."""
 
 
 class Move(_Msg, tag="M"):
@@ -261,6 +263,7 @@ class Joined(_Msg, tag="joined"):
     start_ms: int | None = field(default=None, name="st")
     clock_ms: int | None = field(default=None, name="ck")
     boards: list[Board] = field(default_factory=list, name="bd")
+    round: int = field(default=1, name="rd")
 
 
 class Seats(_Msg, tag="seats"):
@@ -350,8 +353,8 @@ class Ranking(_Msg, tag="rank"):
 
 
 class Snapshot(_Msg, tag="snap"):
-    """A whole board, when diffs cannot bring the receiver up to date (a resume after too
-    long, a spectator joining late)."""
+    """A whole board, replacing the receiver's. This server sends none today (a resume
+    too far behind gets the board in ``joined``), but a client must accept it."""
 
     board: Board = field(name="bd")
 
@@ -383,6 +386,7 @@ class Results(_Msg, tag="results"):
     reason: str = field(name="why")
     winnable: bool | None = field(default=None, name="wn")
     par: int | None = field(default=None, name="par")
+    round: int = field(default=1, name="rd")
 
 
 class Verdict(_Msg, tag="verdict"):

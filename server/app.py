@@ -57,7 +57,9 @@ class Server:
         self.node_id = self.config.node_id or f"{socket.gethostname()}-{os.getpid()}"
         self.metrics = Metrics(self.node_id, self, self.config.clock)
         self.store: Store = instrument_store(
-            store if store is not None else open_store(self.config.store_url), self.metrics)
+            store if store is not None
+            else open_store(self.config.store_url, self.config.redis_wait_replicas),
+            self.metrics)
         self.rooms: dict[str, Room] = {}
         self._opening: dict[str, asyncio.Future[Room]] = {}
         self.connections: set[Connection] = set()

@@ -82,7 +82,7 @@ class ServerConfig:
     shared_address_seats: bool = False
 
     # -- rooms
-    snapshot_after: int = 64  # a resume more than this many moves behind gets a Snapshot
+    snapshot_after: int = 64  # a resume further behind gets the whole board
     # A room that never starts disappears after this (store TTL and the core's lobby
     # deadline). 6 h let one client keep 20,000 abandoned lobbies; a real lobby fills in
     # minutes. `solrace serve --lobby-ttl`.
@@ -120,6 +120,9 @@ class ServerConfig:
     # AOF) is refused at the start unless the operator accepts it (then /healthz says
     # "degraded" and solrace_store_durable is 0). `solrace serve --allow-volatile-store`.
     allow_volatile_store: bool = False
+    # acknowledge a move only once this many Redis replicas have it (WAIT; standalone
+    # Redis only); with it, replicas make a Redis without AOF durable
+    redis_wait_replicas: int = 0
 
     # -- shutdown
     shutdown_grace_s: float = 5.0  # time for writers to flush before connections are cut

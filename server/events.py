@@ -73,7 +73,17 @@ class Finished(_Event, tag="f"):
     frame: bytes
 
 
-Event = Broadcast | Countdown | Started | Moved | SeatStatus | TakenOver | Finished
+class NewRound(_Event, tag="n"):
+    """A rematch took the room back to its lobby for round ``round`` (a new deal): send
+    every member ``Joined`` again, from the store (players whose seat was not kept
+    leave the room)."""
+
+    round: int
+
+
+Event = (
+    Broadcast | Countdown | Started | Moved | SeatStatus | TakenOver | Finished | NewRound
+)
 
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(Event)

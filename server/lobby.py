@@ -6,10 +6,10 @@ Resuming takes the seat (epoch + 1), which fences off the previous holder wherev
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import secrets
+import unicodedata
 from typing import Any, Protocol
 
 import msgspec
@@ -19,11 +19,9 @@ from protocol import Code, ProtocolError, tokens
 from protocol.messages import (
     CreateRoom,
     Hello,
-    Joined,
     RoomList,
     RoomSettings,
     RoomSummary,
-    Snapshot,
     Verdict,
 )
 
@@ -33,6 +31,7 @@ from .addresses import AddressBook
 from .core import machine as core
 from .room import Host, Member, Room
 from .room import Peer as Connection
+from .seeds import choose_seed
 from .store import RoomRecord, SeatRecord
 from .store.base import Cursor
 from .verdicts import VerdictPool
@@ -71,36 +70,6 @@ def validate_settings(settings: RoomSettings) -> RoomSettings:
     return msgspec.structs.replace(settings, options=options)
 
 
-async def _choose_seed(
-    server: Server, settings: RoomSettings
-) -> tuple[int, bool | None, int | None]:
-    """A secret 64-bit seed; for ``deal=winnable`` the first seed from a secret random
-    start that the solver proves winnable (with its solution length as ``par``).
-
-    The search runs in a thread, one at a time per node (it is CPU-bound: while it runs,
-    it shares the interpreter with the event loop), for at most ``solver_budget_s``."""
-    source = server.config.seed_source
-    seed = source() if source is not None else secrets.randbits(64)
-    if settings.deal != "winnable":
-        return seed, None, None
-    try:
-        from engine.solver import find_winnable_seed
-    except ImportError:
-        raise ProtocolError(Code.BAD_SETTINGS, "deal=winnable is not available yet") from None
-    async with server.solver_slot:
-        found = await asyncio.to_thread(
-            find_winnable_seed, settings.variant, dict(settings.options), seed,
-            total_seconds=server.config.solver_budget_s,
-        )
-    if found is None:
-        raise ProtocolError(
-            Code.BAD_SETTINGS, "no winnable deal found in the time allowed; try again"
-        )
-    winnable_seed, result = found  # (seed, SolveResult); older solvers gave the moves
-    moves: Any = getattr(result, "moves", result)
-    return winnable_seed, True, len(moves)
-
-
 async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     """Create a room and enter it as its first player (or as a spectator)."""
     conn.count_room()
@@ -112,7 +81,7 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
         raise ProtocolError(Code.NODE_FULL)
     if not msg.as_player and not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
-    seed, winnable, par = await _choose_seed(server, settings)
+    seed, winnable, par = await choose_seed(server, settings)
     salt = engine.new_salt()
     for _ in range(20):
         code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
@@ -136,7 +105,7 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     if msg.as_player:
         await _join_player(server, conn, record)
     else:
-        await _enter(server, conn, record, Member(conn, 0))
+        await _enter(server, conn, record, Member(conn, 0, created=True))
 
 
 async def join(server: Server, conn: Connection, code: str, role: str) -> None:
@@ -196,9 +165,23 @@ def hides_cards(settings: RoomSettings) -> bool:
     return bool(variant.make_rules(settings.options).has_face_down)
 
 
+def same_name(name: str) -> str:
+    """A seat name as compared for uniqueness in a room: NFC-normalised, spaces trimmed,
+    case-folded ("Ann " and "ann" are the same name)."""
+    return unicodedata.normalize("NFC", name).strip().casefold()
+
+
 async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> None:
     settings = msgspec.convert(record.settings, RoomSettings)
     await _check_address(server, conn, record, settings)
+    # Names are unique among a room's seats (a resume keeps its seat's name; spectators
+    # have no seat). The check and add_seat are two steps: two joins with one name at
+    # the same instant on two nodes can still both get a seat.
+    wanted = same_name(conn.name)
+    if any(same_name(s.name) == wanted for s in await server.store.get_seats(record.code)):
+        raise ProtocolError(Code.NAME_TAKEN,
+                            f"the name {conn.name.strip()} is taken in room {record.code}: "
+                            "pick another")
     secret = tokens.new_secret()
     seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=tokens.secret_hash(secret),
                       address=conn.address)
@@ -225,8 +208,9 @@ async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> 
 
 async def resume(server: Server, conn: Connection, hello: Hello) -> None:
     """Resume a seat with its token: take it over (epoch + 1; the previous connection is
-    closed with ``taken_over``), send ``Joined`` with the board as of now, then the
-    diffs after ``hello.seen`` (or one ``Snapshot`` when too far behind)."""
+    closed with ``taken_over``) and send ``Joined``: without the seat's board and then
+    the diffs after ``hello.seen`` when the client is within ``snapshot_after`` moves
+    (``0 < seen ≤ n``), else with the board as of now and no diff."""
     code, seat_no, secret = tokens.parse_token(hello.token or "")
     record = await server.store.get_room(code)
     seat = await server.store.get_seat(code, seat_no) if record else None
@@ -258,11 +242,14 @@ async def _enter(
         await room.refresh()  # after subscribing: nothing published from now on is missed
         phase = room.phase
         resume_msgs: list[Any] = []
+        near = False  # a resume within reach: the client keeps its board, the D's follow
         if member.is_player and phase in ("running", "finished"):
             seat = await server.store.get_seat(room.code, member.seat)
             entries = await server.store.read_log(room.code, member.seat)
             n = len(entries)
-            near = seen is not None and seen <= n and n - seen <= server.config.snapshot_after
+            # s = 0 is a client without a board (a new process, a desync): it gets one.
+            near = (seen is not None and 0 < seen <= n
+                    and n - seen <= server.config.snapshot_after)
             rebuilt = views.replay(room.record, room.settings, member.seat, entries,
                                    diffs_after=seen if near else None)
             member.game, member.seq = rebuilt.game, rebuilt.seq
@@ -271,20 +258,12 @@ async def _enter(
             member.reached = rebuilt.reached
             if near:
                 resume_msgs = list(rebuilt.diffs)
-            elif seen is not None:
-                resume_msgs = [Snapshot(board=views.board(member.seat, n, rebuilt.game))]
         seats = await server.store.get_seats(room.code)
-        boards = await room.boards_for(member)
+        boards = [] if near else await room.boards_for(member)
         member.started_sent = phase in ("running", "finished")
         for s in seats:
             member.progress_seen[s.seat] = s.moves
-        conn.send(Joined(
-            code=room.code, settings=room.settings, phase=phase,
-            seat=member.seat, commitment=room.record.commitment,
-            seats=[views.seat_info(s) for s in seats], token=token,
-            creator=room.record.creator, start_ms=room.record.start_ms,
-            clock_ms=room.clock_ms() if phase == "running" else None, boards=boards,
-        ))
+        conn.send(room.joined_message(member, seats, boards, token))
         for message in resume_msgs:
             conn.send(message)
         if phase == "finished":
@@ -331,7 +310,7 @@ async def drop(server: Server, conn: Connection, give_up_seat: bool = False) -> 
             # full); its token is void. The others may all be ready now.
             await room.publish_seats()
             await race.run(room, core.Check())
-        elif member.is_player and room.phase != "finished":
+        elif member.is_player:  # after the results too: a leaver cannot ask for a rematch
             await race.run(room, core.Left(member.seat, member.epoch))
     finally:
         await server.release_room(room)

@@ -40,6 +40,7 @@ from . import views
 from .core import machine as core
 from .core.standing import opening
 from .room import Member, Room
+from .seeds import choose_seed
 from .store import LogEntry, RoomRecord, SeatRecord, SeqConflict, StaleEpoch, StoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,9 @@ def room_state(record: RoomRecord, seats: list[SeatRecord], room: Room,
     settings, config = room.settings, room.config
     opening_status: SeatStatus = "playing"
     opening_progress = 0
-    if record.phase == "countdown":  # only the start needs the deal's standing
+    starting = record.phase == "countdown" or (
+        record.phase == "running" and any(s.status == "lobby" for s in seats))
+    if starting:  # only the start (or a start to complete) needs the deal's standing
         start = opening(views.new_board(record, settings))
         opening_status, opening_progress = start.status, start.progress
     return core.RoomState(
@@ -83,13 +86,21 @@ async def run(room: Room, event: core.Event) -> None:
 async def carry_out(room: Room, effects: list[core.Effect]) -> None:
     """Carry out ``effects`` in order (see the module docstring)."""
     store, code = room.store, room.code
+    # Deadlines armed before a compare-and-set wake this node's sweeper only once it is
+    # won (woken at once, a start due now would find the room still a lobby).
+    deferred: list[int] = []
+    transitions = sum(isinstance(e, core.Transition) for e in effects)
     for effect in effects:
         if isinstance(effect, core.Refuse):
             raise ProtocolError(effect.code, effect.message)
         if isinstance(effect, core.Transition):
+            transitions -= 1
             if not await store.set_phase(code, effect.expect, effect.phase, **effect.fields):
                 await room.refresh()
                 return
+            for at_ms in deferred:
+                room.server.wake_at(at_ms)
+            deferred.clear()
             room.record = msgspec.structs.replace(room.record, phase=effect.phase,
                                                   **effect.fields)
             if effect.phase == "countdown":
@@ -102,15 +113,24 @@ async def carry_out(room: Room, effects: list[core.Effect]) -> None:
             await store.update_seat(code, effect.seat, **effect.fields)
         elif isinstance(effect, core.Arm):
             await store.set_deadline(code, effect.kind, effect.at_ms)
-            room.server.wake_at(effect.at_ms)
+            if transitions:
+                deferred.append(effect.at_ms)
+            else:
+                room.server.wake_at(effect.at_ms)
         elif isinstance(effect, core.Disarm):
-            await store.clear_deadline(code, effect.kind)
+            try:
+                await store.clear_deadline(code, effect.kind)
+            except StoreUnavailable as exc:
+                # harmless left over: the core ignores a deadline its phase has passed
+                log.info("room %s: deadline %s not cleared (%s)", code, effect.kind, exc)
         elif isinstance(effect, core.Announce):
             await _announce(room, effect)
         elif isinstance(effect, core.Finish):
             await finish(room)
         elif isinstance(effect, core.Recheck):
             await run(room, core.Check())
+        elif isinstance(effect, core.NewRound):
+            await new_round(room, effect.keep)
         else:  # core.Expire: the lobby ran out; its keys go with their TTL
             await store.unlist_room(code)  # the index has no TTL: unlist it now
             await store.expire_room(code, 1)
@@ -142,8 +162,38 @@ async def set_ready(room: Room, member: Member, ready: bool) -> None:
 
 
 async def start_now(room: Room, member: Member) -> None:
-    """The creator starts the countdown without waiting for readiness."""
-    await run(room, core.StartAsked(member.seat))
+    """The creator (the connection that created the room, seated or watching) starts
+    the countdown without waiting for readiness."""
+    await run(room, core.StartAsked(member.seat, watching_creator=member.created))
+
+
+# ---------------------------------------------------------------------------- rematch
+async def new_round(room: Room, keep: tuple[int, ...]) -> None:
+    """A rematch (``core.NewRound``): a new secret deal, then finished → lobby in one
+    step of the store; the lobby deadline and the deal's verdict search as for a new
+    room; every node then sends its members ``Joined`` (``Room.new_round``)."""
+    store, code, server, config = room.store, room.code, room.server, room.config
+    record = await store.get_room(code)
+    if record is None or record.phase != "finished":
+        return
+    seed, winnable, par = await choose_seed(server, room.settings)
+    salt = engine.new_salt()
+    now = config.clock()
+    fields: dict[str, object] = {
+        "seed": seed, "salt": salt, "commitment": engine.commitment(seed, salt),
+        "round": record.round + 1, "start_ms": None, "end_ms": None, "end_reason": "",
+        "winnable": winnable, "par": par, "created_ms": now,
+        # a seated creator who did not come along is no longer the creator
+        "creator": record.creator if record.creator in keep else 0,
+    }
+    if not await store.new_round(code, list(keep), **fields):
+        return  # another node did it (or the room went)
+    await store.expire_room(code, config.lobby_ttl_s)
+    await carry_out(room, [core.Arm("lobby", now + config.lobby_ttl_s * 1000)])
+    if winnable is None:
+        server.verdicts.request(msgspec.structs.replace(record, **fields), room.settings.variant,
+                                dict(room.settings.options), client=f"rematch/{code}")
+    await room.publish(ev.NewRound(record.round + 1))
 
 
 # ---------------------------------------------------------------------------- moves
@@ -307,6 +357,8 @@ async def _build_results(room: Room, record: RoomRecord) -> Results:
         if seat.status not in core.DONE:
             seat.status = "timeout" if reason == "time" else "resigned"
             await store.update_seat(code, seat.seat, status=seat.status)
+        if seat.ready:  # after the results, ready means "I want a rematch": nobody yet
+            await store.update_seat(code, seat.seat, ready=False)
     logs = []
     for s in seats:
         entries = await store.read_log(code, s.seat)
@@ -316,7 +368,7 @@ async def _build_results(room: Room, record: RoomRecord) -> Results:
         code=code, variant=settings.variant, options=dict(settings.options),
         rank_by=settings.rank_by, seed=record.seed, salt=record.salt,
         commitment=record.commitment, ranking=rank(seats, settings.rank_by), logs=logs,
-        reason=reason, winnable=record.winnable, par=record.par,
+        reason=reason, winnable=record.winnable, par=record.par, round=record.round,
     )
 
 

@@ -26,6 +26,7 @@ from protocol.messages import (
     Board,
     Countdown,
     Diff,
+    Joined,
     Progress,
     RoomPhase,
     RoomSettings,
@@ -40,8 +41,9 @@ from .config import ServerConfig
 from .core.standing import opening
 from .metrics import Metrics
 from .store.base import Store, StoreUnavailable
-from .store.records import RoomRecord
+from .store.records import RoomRecord, SeatRecord
 from .timers import Timed
+from .verdicts import VerdictPool
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,7 @@ class Host(Protocol):
     store: Store
     metrics: Metrics
     solver_slot: asyncio.Semaphore
+    verdicts: VerdictPool
 
     async def release_room(self, room: Room) -> None:
         """Forget ``room`` on this node if it has nothing more to do here."""
@@ -98,6 +101,7 @@ class Member:
     conn: Peer
     seat: int
     epoch: int = 0
+    created: bool = False  # this connection created the room (it may start it)
     game: engine.Game | None = None
     seq: int = 0
     status: str = "lobby"
@@ -260,6 +264,9 @@ class Room(Timed):
         if self.closed:
             return
         self._apply(event)
+        if isinstance(event, ev.NewRound):
+            self._begin_round(event.round)
+            return
         for member in list(self.members.values()):
             try:
                 self._deliver(member, event)
@@ -267,6 +274,51 @@ class Room(Timed):
                 log.exception("room %s: delivering %s failed", self.code, type(event).__name__)
         if isinstance(event, ev.Finished) and self.idle:
             self.spawn(self.server.release_room(self))
+
+    def _begin_round(self, number: int) -> None:
+        """A rematch: hold every member's events (as for a member joining) until its new
+        ``Joined`` is queued, then read the new round from the store and send it."""
+        for member in self.members.values():
+            if member.pending is None:
+                member.pending = []
+        self.spawn(self._send_round(number))
+
+    async def _send_round(self, number: int) -> None:
+        record = await self.store.get_room(self.code)
+        if record is None or record.round < number:
+            return
+        self.record = record
+        seats = await self.store.get_seats(self.code)
+        kept = {s.seat: s for s in seats}
+        for member in list(self.members.values()):
+            if member.is_player and member.seat not in kept:
+                # it did not ask: its seat is gone; it keeps what it has (the results)
+                self.members.pop(member.conn, None)
+                member.conn.room = member.conn.member = None
+                continue
+            if member.is_player:
+                member.epoch = kept[member.seat].epoch
+            member.game, member.seq, member.status = None, 0, "lobby"
+            member.progress_ms, member.reached = None, {}
+            member.started_sent = member.results_sent = False
+            member.diff_seen, member.progress_seen, member.held = {}, {}, {}
+            member.filling = set()
+            member.conn.send(self.joined_message(member, seats, []))
+            self.ready(member)
+        if self.idle:
+            await self.server.release_room(self)
+
+    def joined_message(self, member: Member, seats: list[SeatRecord], boards: list[Board],
+                       token: str | None = None) -> Joined:
+        """The ``Joined`` that puts ``member`` in this room as it is now."""
+        record, phase = self.record, self.phase
+        return Joined(
+            code=self.code, settings=self.settings, phase=phase, seat=member.seat,
+            commitment=record.commitment, seats=[views.seat_info(s) for s in seats],
+            token=token, creator=record.creator, start_ms=record.start_ms,
+            clock_ms=self.clock_ms() if phase == "running" else None, boards=boards,
+            round=record.round,
+        )
 
     def _apply(self, event: ev.Event) -> None:
         """Update this node's cache of the room from an event."""

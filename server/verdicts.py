@@ -126,13 +126,17 @@ class VerdictPool:
         if winnable is None:
             return
         try:
-            await self._record(code, winnable, par)
+            await self._record(code, seed, winnable, par)
         except StoreUnavailable as exc:
             log.warning("room %s: verdict not stored (%s)", code, exc)
 
-    async def _record(self, code: str, winnable: bool, par: int | None) -> None:
+    async def _record(self, code: str, seed: int, winnable: bool, par: int | None) -> None:
         """Store the verdict in the room record (whatever its phase: a compare-and-set
-        to the same phase); if the room has finished, tell every node's members."""
+        to the same phase); if the room has finished, tell every node's members. A
+        verdict on a deal the room no longer has (a rematch dealt a new one) is dropped."""
+        now = await self._store.get_room(code)
+        if now is None or now.seed != seed:
+            return
         for phase in _PHASES:
             if await self._store.set_phase(code, phase, phase, winnable=winnable, par=par):
                 break
@@ -151,6 +155,15 @@ class VerdictPool:
                 await task
         self._tasks.clear()
         self._by_client.clear()
-        if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=False, cancel_futures=True)
+            # A search still running is not worth waiting for: stop its worker, then join
+            # the pool's manager thread here. Left to the interpreter's exit hook, a pool
+            # shut down without waiting can raise there ("Exception ignored in: <module
+            # 'threading'>" on stderr, which breaks one-JSON-object-per-line logs).
+            workers = getattr(executor, "_processes", None) or {}  # CPython: pid -> Process
+            for process in list(workers.values()):
+                with contextlib.suppress(OSError, ValueError):
+                    process.terminate()
+            await asyncio.to_thread(executor.shutdown, True)

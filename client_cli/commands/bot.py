@@ -136,6 +136,7 @@ async def _run(args: argparse.Namespace) -> int:
         outcome = await play_bot(
             client, bot, max_moves=args.max_moves, think_s=args.think, results_timeout=None
         )
+        await client.wait_for_verdict()  # printed and saved with the results
     except RaceError as exc:
         print(f"solrace bot: {exc.message} ({exc.code})", file=sys.stderr)
         return 1
@@ -163,13 +164,21 @@ async def _seat(url: str, code: str, name: str, remember: bool) -> tuple[Any, bo
             if exc.code != Code.BAD_TOKEN:
                 raise
             client = RaceClient(url, name, bot=True)
-    if not resumed:
+    # Names are unique in a room: a bot with the default name (several may share it)
+    # takes the first of name, name-2, name-3, ... that is free.
+    tries = [name] if remember else [name] + [f"{name}-{i}" for i in range(2, 10)]
+    for attempt, candidate in enumerate(tries):
+        if resumed:
+            break
+        client = client if attempt == 0 else RaceClient(url, candidate, bot=True)
         await client.connect()
         try:
             await client.join(code, "player")
-        except RaceError:
+            break
+        except RaceError as exc:
             await client.close()
-            raise
+            if exc.code != Code.NAME_TAKEN or candidate == tries[-1]:
+                raise
     if remember and client.room.token:
         save_token(url, client.room.code, name, client.room.token)
     return client, resumed

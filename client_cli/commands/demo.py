@@ -197,6 +197,7 @@ async def _plain(args: argparse.Namespace) -> int:
             except TimeoutError:
                 continue
             await bots
+        await race.spectator.wait_for_verdict()  # printed and saved with the results
         _save(args, room)
         if args.json:
             print(json.dumps(results_json(room, room.commitment), indent=2))

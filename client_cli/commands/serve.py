@@ -73,6 +73,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--allow-volatile-store", action="store_true",
                    help="serve even if Redis does not persist acknowledged moves (no AOF): "
                    "a Redis restart then loses moves and races; /healthz says degraded")
+    p.add_argument("--redis-wait-replicas", type=int, default=0, metavar="N",
+                   help="acknowledge a move only once N Redis replicas have it (WAIT; "
+                   "standalone Redis; costs a replication round trip per move)")
     p.add_argument("--log-level", default=os.environ.get("SOLRACE_LOG_LEVEL") or "INFO",
                    type=_level, help="DEBUG, INFO, WARNING or ERROR "
                    "(default: $SOLRACE_LOG_LEVEL, else INFO)")
@@ -106,6 +109,7 @@ async def _serve(args: argparse.Namespace) -> int:
                           node_id=args.node_id, rate_per_s=args.rate,
                           rate_burst=max(1, args.burst),
                           allow_volatile_store=args.allow_volatile_store,
+                          redis_wait_replicas=max(0, args.redis_wait_replicas),
                           trusted_proxies=tuple(args.trusted_proxy),
                           max_connections_per_address=args.per_address_connections,
                           connects_per_minute=args.connects_per_minute,
@@ -118,8 +122,8 @@ async def _serve(args: argparse.Namespace) -> int:
         config = replace(config, **ONE_HOST)
     try:
         server = Server(config)
-    except ValueError as exc:  # a --trusted-proxy that is not a CIDR
-        log.error("bad configuration: %s", exc, extra={"error": "bad_config"})
+    except ValueError as exc:  # --redis-wait-replicas with a Cluster URL, a bad --trusted-proxy
+        log.error("bad settings: %s", exc, extra={"error": "bad_settings"})
         return 2
     try:
         await server.start()

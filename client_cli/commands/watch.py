@@ -59,12 +59,14 @@ async def watch_plain(
     save_to: str | None = None,
     client_options: dict[str, Any] | None = None,
     joined: asyncio.Event | None = None,
+    verdict_wait_s: float | None = None,
 ) -> int:
     """Print a progress line every ``interval`` seconds until the results; then the
     results and the seed check. 0 when the seed check passed; 1, with one line on
     stderr and never a traceback, when the server cannot be reached, refuses, or goes
     away for good (``client_options`` go to the ``RaceClient``: its resume tries;
-    ``joined`` is set once in the room)."""
+    ``joined`` is set once in the room). Results that came without the deal's verdict
+    wait up to ``verdict_wait_s`` (default ``VERDICT_WAIT_S``) for it."""
     from client_cli.sdk import RaceClient, RaceError
 
     client = RaceClient(url, "spectator", **(client_options or {}))
@@ -73,7 +75,7 @@ async def watch_plain(
         await client.join(code, "spectator")
         if joined is not None:
             joined.set()
-        return await _watch(client, as_json, interval, save_to)
+        return await _watch(client, as_json, interval, save_to, verdict_wait_s)
     except RaceError as exc:
         print(f"solrace watch: {exc.message} ({exc.code})", file=sys.stderr)
         return 1
@@ -84,8 +86,12 @@ async def watch_plain(
         await client.close()
 
 
-async def _watch(client: Any, as_json: bool, interval: float, save_to: str | None) -> int:
+async def _watch(
+    client: Any, as_json: bool, interval: float, save_to: str | None,
+    verdict_wait_s: float | None,
+) -> int:
     from client_cli.results_file import save_results
+    from client_cli.sdk.client import VERDICT_WAIT_S
     from client_cli.tui.plain import progress_line, results_json, results_text
 
     committed = client.room.commitment
@@ -96,6 +102,8 @@ async def _watch(client: Any, as_json: bool, interval: float, save_to: str | Non
             await client.wait_for(lambda r: r.results is not None, interval)
         except TimeoutError:
             continue
+    # printed and saved with the results
+    await client.wait_for_verdict(VERDICT_WAIT_S if verdict_wait_s is None else verdict_wait_s)
     if save_to:
         save_results(client.room.results, save_to)
     if as_json:

@@ -37,6 +37,10 @@ from .session import CLIENT_NAME, Desynced, Disconnected, Reconnected, Session, 
 # How long a move is retried while the server says its store is unavailable (a Redis
 # failover takes seconds; the server never answers internal for it).
 STORE_PATIENCE_S = 30.0
+# How long a command that prints the results once waits for the deal's verdict when the
+# results came without it: the server's solver has at most a second or so per deal
+# (results_solver_s), from the room's creation, so it is nearly always known by then.
+VERDICT_WAIT_S = 3.0
 
 __all__ = ["CLIENT_NAME", "Desynced", "Disconnected", "RaceClient", "Reconnected", "settings_from"]
 
@@ -186,8 +190,9 @@ class RaceClient(Session):
         await self._request(M.Ready(ready=want), (M.Seats, M.Joined))
 
     async def start_now(self) -> None:
-        """(Creator only) start the countdown without waiting for everyone to be ready."""
-        await self._request(M.StartNow(), (M.Countdown, M.Started))
+        """(Creator only) start the countdown without waiting for everyone to be ready;
+        after the results, start the rematch with the players who asked (``Joined``)."""
+        await self._request(M.StartNow(), (M.Countdown, M.Started, M.Joined))
 
     async def resign(self) -> None:
         """Give up the race (the rank then goes by progress). Sent again while the
@@ -271,6 +276,17 @@ class RaceClient(Session):
             if entry in self._watchers:
                 self._watchers.remove(entry)
         return self.room
+
+    async def wait_for_verdict(self, timeout_s: float = VERDICT_WAIT_S) -> M.Results | None:
+        """The results, once they say whether the deal was winnable: at once when they
+        came with the verdict, else after the server's ``Verdict`` (folded into
+        ``room.results``) or ``timeout_s``, whichever comes first (an undecided deal
+        never gets one). None before the results."""
+        with contextlib.suppress(TimeoutError, RaceError):
+            await self.wait_for(
+                lambda r: r.results is not None and r.results.winnable is not None, timeout_s
+            )
+        return self.room.results
 
     async def events(self) -> AsyncIterator[Any]:
         """Every server message (and ``Disconnected``/``Reconnected``/``Desynced``) in

@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 import engine
 from protocol import messages as M
 
@@ -35,6 +37,9 @@ class RoomState:
     server_offset_ms: float = 0.0  # server wall clock minus local wall clock
     last_clock_ms: int = 0
     desynced: set[int] = field(default_factory=set)
+    # A Verdict that came before its room's results (the server may send it first):
+    # folded into the results when they arrive.
+    early_verdict: M.Verdict | None = None
     # Cards on the foundations before the first move (4 in Perseverance, whose Aces start
     # there; 0 elsewhere): a seat that has not moved yet has this much progress.
     start_progress: int = 0
@@ -141,13 +146,30 @@ class RoomState:
         elif isinstance(msg, M.Results):
             self.results, self.phase = msg, "finished"
             self.ranking = list(msg.ranking)
+            early, self.early_verdict = self.early_verdict, None
+            if early is not None and early.code == msg.code:
+                self._verdict(early)
+        elif isinstance(msg, M.Verdict):
+            self._verdict(msg)
         elif isinstance(msg, M.Pong):
             self._sync_clock(msg.server_ms)
+
+    def _verdict(self, msg: M.Verdict) -> None:
+        """The deal's verdict, decided after the results went out: the results now say
+        whether the deal was winnable, and its par (kept for the results still to come)."""
+        if msg.code != self.code or msg.winnable is None:
+            return
+        if self.results is None:
+            self.early_verdict = msg
+            return
+        self.results = msgspec.structs.replace(self.results, winnable=msg.winnable,
+                                               par=msg.par)
 
     def _new_round(self) -> None:
         """A rematch: the room starts over on a new deal (a ``Joined`` with a new
         commitment after the results). What belonged to the last race goes."""
         self.results, self.ranking, self.start_ms = None, [], None
+        self.early_verdict = None
         self.boards.clear()
         self.desynced.clear()
         self.last_clock_ms = 0

@@ -39,5 +39,5 @@ def deal_verdict(results: M.Results) -> str:
         par = f", par {results.par} moves" if results.par is not None else ""
         return f"deal: winnable{par}"
     if results.winnable is False:
-        return "deal: proven unwinnable"
-    return "deal: not decided by the solver in the time allowed"
+        return "deal: not winnable (the solver searched every position)"
+    return "deal: not decided by the solver (yet)"

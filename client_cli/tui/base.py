@@ -10,6 +10,11 @@ from textual.app import App
 from textual.css.query import NoMatches
 from textual.widgets import Static
 
+from client_cli.sdk import RaceClient
+from client_cli.sdk.verify import deal_verdict
+
+from .common import keep_results
+
 
 class RaceApp(App[int]):
     """Base of ``PlayApp`` and ``WatchApp``. Subclasses set ``_mounted`` once their
@@ -18,6 +23,17 @@ class RaceApp(App[int]):
 
     message: Text
     _mounted: bool = False
+    client: RaceClient
+    save_results: str | None = None  # --save-results: the path, or None
+
+    def _on_verdict(self) -> None:
+        """The deal's verdict came after the results (already folded into them): say it,
+        and save the results again (``--save-results``) so the file has it too."""
+        results = self.client.room.results
+        if results is None or results.winnable is None:
+            return
+        saved = keep_results(results, self.save_results)
+        self.say(f"{deal_verdict(results)}{saved}", "bold magenta")
 
     def say(self, text: str, style: str = "") -> None:
         """Show one line in the message bar (``#msg``)."""

@@ -64,16 +64,11 @@ Screen { layout: vertical; }
 
 def advice(error: RaceError) -> str:
     """What to do about a refusal to create or join, where there is something to do."""
-    if error.code == NAME_TAKEN:
+    if error.code == Code.NAME_TAKEN:
         return " — pick another name with --name"
     if error.code == Code.BAD_TOKEN:
         return " — the race is over: watch it with solrace watch"
     return ""
-
-
-# The code a server gives a join whose name is already seated in the room (see
-# docs/CLIENT.md); a server that allows duplicate names never sends it.
-NAME_TAKEN = "name_taken"
 
 
 class PlayApp(RaceApp):
@@ -225,6 +220,9 @@ class PlayApp(RaceApp):
         if isinstance(event, M.Joined) and self.client.room.results is None:
             self.committed = event.commitment  # a rematch: the new deal's commitment
             self._remember_seat()
+            if event.round > 1 and event.phase == "lobby":
+                self.say(f"round {event.round}: a new deal in this room — y when ready",
+                         "bold green")
         if isinstance(event, M.Started):
             self.say("go!", "bold green")
             self._after_board_change()
@@ -232,8 +230,10 @@ class PlayApp(RaceApp):
             self.exit_code = 0
             if self.remember:
                 forget_token(self.url, event.code, self.player_name)
-            saved = keep_results(event, self.save_results)
+            saved = keep_results(self.client.room.results or event, self.save_results)
             self.say(f"the race is over — results below{saved}; q quits", "bold magenta")
+        elif isinstance(event, M.Verdict):
+            self._on_verdict()
         elif isinstance(event, Disconnected):
             self.say(f"connection lost ({event.reason}); reconnecting…", "bold yellow")
         elif isinstance(event, Reconnected):
@@ -574,7 +574,8 @@ class PlayApp(RaceApp):
             else:
                 self.say(f"✗ {exc.message} ({exc.code})", "bold red")
             return
-        self.say("you asked for a next deal — waiting for the others", "green")
+        if self.client.room.results is not None:  # (else the new round is already here)
+            self.say("you asked for a next deal — waiting for the others", "green")
 
     async def _start_now(self) -> None:
         try:

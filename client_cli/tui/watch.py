@@ -151,9 +151,13 @@ class WatchApp(RaceApp):
             pass  # on_event redraws
 
     def _on_event(self, event: Any) -> None:
+        if isinstance(event, M.Joined) and self.client.room.results is None:
+            self.committed = event.commitment  # a rematch: the new deal's commitment
+            if event.round > 1:
+                self.say(f"round {event.round}: a new deal in this room", "bold green")
         if isinstance(event, M.Results):
             self.exit_code = 0
-            saved = keep_results(event, self.save_results)
+            saved = keep_results(self.client.room.results or event, self.save_results)
             if self.exit_after_results_s is not None:
                 self._close_at = time.monotonic() + self.exit_after_results_s
                 self.say(
@@ -163,6 +167,8 @@ class WatchApp(RaceApp):
                 )
             else:
                 self.say(f"the race is over{saved} — q quits", "bold magenta")
+        elif isinstance(event, M.Verdict):
+            self._on_verdict()
         elif isinstance(event, Disconnected):
             self.say(f"connection lost ({event.reason}); reconnecting…", "bold yellow")
         elif isinstance(event, Reconnected):

@@ -33,6 +33,7 @@ const S = {
   ranking: [],
   results: null,
   verdict: null, // the commitment check: {ok, text}
+  earlyVerdict: null, // a verdict message that came before its results
   inflight: null, // the move text awaiting A/R
   sel: null, // {kind: "pile", pile, n} | {kind: "take", suit}
   cursor: 1, // keyboard: the focused pile
@@ -44,6 +45,7 @@ const S = {
   noReconnect: false,
   dragging: null,
   distrust: false, // our board may be wrong: resume from move 0
+  askedRematch: false, // this player asked for the next deal (ready after the results)
   connects: 0, // sockets opened so far (shown as data-connects: tests wait on it)
 };
 
@@ -154,6 +156,9 @@ function handle(msg) {
     case "results":
       onResults(msg);
       break;
+    case "verdict":
+      onVerdict(msg);
+      break;
     case "hint":
       S.hint = msg.m ?? null;
       if (!S.hint) note("no move left");
@@ -184,16 +189,21 @@ function runIntent() {
 
 function onJoined(msg) {
   const previous = S.room;
-  if (!previous || previous.code !== msg.c) {
+  const round = msg.rd || 1;
+  // the same room, a new round (a rematch): a new deal, so a new commitment to keep
+  const newRound = Boolean(previous && previous.code === msg.c && previous.round !== round);
+  if (!previous || previous.code !== msg.c || newRound) {
     S.boards.clear();
     S.results = null;
     S.verdict = null;
     S.ranking = [];
     S.sel = null;
+    S.earlyVerdict = null;
+    S.askedRematch = false;
   }
   S.room = {
-    code: msg.c, settings: msg.r, phase: msg.ph, seat: msg.p, creator: msg.cr || 0,
-    commitment: previous && previous.code === msg.c ? previous.commitment : msg.cm,
+    code: msg.c, settings: msg.r, phase: msg.ph, seat: msg.p, creator: msg.cr || 0, round,
+    commitment: previous && previous.code === msg.c && !newRound ? previous.commitment : msg.cm,
     seats: msg.ss.map(seatDefaults), startMs: msg.st ?? null,
   };
   S.inflight = null;
@@ -277,7 +287,19 @@ function checkHash(seat, view, expected) {
   });
 }
 
+/** The deal's verdict, decided after the results went out (or just before them): the
+ * results view then says whether the deal was winnable. */
+function onVerdict(msg) {
+  if (!S.room || msg.c !== S.room.code || msg.wn == null) return;
+  if (!S.results) { S.earlyVerdict = msg; return; }
+  S.results.wn = msg.wn;
+  S.results.par = msg.par ?? null;
+}
+
 async function onResults(msg) {
+  const early = S.earlyVerdict;
+  S.earlyVerdict = null;
+  if (early && early.c === msg.c && msg.wn == null) Object.assign(msg, { wn: early.wn, par: early.par ?? null });
   S.results = msg;
   if (S.room) S.room.phase = "finished";
   S.ranking = msg.k;
@@ -582,13 +604,17 @@ function goJoin(code, watch) {
   location.assign(`/${watch ? "w" : "r"}/${clean}`);
 }
 
+/** Ask for the next deal in this room (``ready`` after the results); the room comes
+ * back with a new ``joined`` (the next round) once every connected player asked, or the
+ * creator starts it. */
 function rematch() {
-  const settings = S.room && S.room.settings;
-  S.intent = { kind: "create", settings };
-  S.room = null;
-  S.results = null;
-  S.route = { kind: "lobby" };
-  net.connect({ n: S.name }).catch(() => {});
+  S.askedRematch = true;
+  net.send({ t: "ready", r: true });
+}
+
+/** The creator starts the next round now, with the players who asked. */
+function startRematch() {
+  net.send({ t: "start" });
 }
 
 // ------------------------------------------------------------------ rendering
@@ -880,12 +906,13 @@ function resultsView(room) {
   return h("section.panel.results", { id: "results" },
     h("h2", {}, "Results"),
     h("p", {}, r.why === "time" ? "Time is up." : "Every racer is done."),
-    r.wn === true ? h("p", {}, `The deal was winnable${r.par ? ` (solver: ${r.par} moves)` : ""}.`) : r.wn === false ? h("p", {}, "The deal was not winnable.") : null,
+    h("p", { id: "deal" }, r.wn === true ? `The deal was winnable${r.par ? ` (solver: ${r.par} moves)` : ""}.` : r.wn === false ? "The deal was not winnable." : "Whether the deal was winnable is not known (yet)."),
     h("p.mono.wrap", {}, `seed ${String(r.sd)} · salt ${r.sl}`),
     S.verdict ? h("p", { id: "verdict", className: S.verdict.ok ? "ok" : "bad" }, `${S.verdict.ok ? "✓" : "✗"} ${S.verdict.text}`) : h("p", { id: "verdict" }, "checking the commitment…"),
     h("div.row", {},
       h("button.primary", { onclick: () => location.assign("/") }, "Lobby"),
-      room.seat > 0 ? h("button", { id: "rematch", onclick: rematch }, "Rematch (new room, same settings)") : null));
+      room.seat > 0 ? h("button", { id: "rematch", onclick: rematch, disabled: S.askedRematch }, S.askedRematch ? "Rematch asked: waiting for the others" : "Rematch (next deal, this room)") : null,
+      room.seat > 0 && room.seat === room.creator ? h("button", { id: "start-rematch", onclick: startRematch }, "Start the next deal now") : null));
 }
 
 // The clocks: redrawn every 100 ms without a full render.

@@ -21,8 +21,10 @@ a deadline that fires twice, late or in a phase it no longer applies to does not
   node fires, rebuilding the results from the logs or announcing the stored ones.
 - ``lobby``  (lobby): a room that never starts expires.
 
-A later ``rematch`` fits as one more event on a finished room with results (a new room
-state for the same seats on a new seed, opt-in per seat) without reshaping this.
+Rematch: once a finished room has its results, ``ready`` from a seat means "I want a
+rematch" (``ReadySet``); when every connected seat asked, or the creator sends
+``start``, ``NewRound`` takes the room back to ``lobby`` on a new deal with the seats
+that asked (the creator's own seat included when it forces it).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from protocol import Code
 from protocol.messages import RoomPhase, SeatStatus
 
 DONE: frozenset[str] = frozenset({"won", "stuck", "resigned", "timeout"})
+START_RETRY_MS = 1_000  # a start found in the lobby looks again this much later
 RESULTS_GRACE_MS = 1_000  # the finishing node has this long to store the results itself
 
 
@@ -91,9 +94,11 @@ class ReadySet:
 
 @dataclass(frozen=True)
 class StartAsked:
-    """Seat ``seat`` (the creator, or not) asks to start now."""
+    """Seat ``seat`` (the creator, or not) asks to start now. ``watching_creator``: the
+    sender is the connection that created the room without a seat (seat 0)."""
 
     seat: int
+    watching_creator: bool = False
 
 
 @dataclass(frozen=True)
@@ -217,8 +222,19 @@ class Expire:
     """The lobby expired: the room and everything in it may go now."""
 
 
+@dataclass(frozen=True)
+class NewRound:
+    """A rematch: deal a new secret seed (new salt, new commitment), then, in one
+    compare-and-set on ``finished``, take the room back to ``lobby`` for its next round
+    with the seats ``keep`` (reset: not ready, no moves; the others are removed), arm
+    the lobby deadline, and tell every node (each sends its members ``Joined``)."""
+
+    keep: tuple[int, ...]
+
+
 Effect = (
     Refuse | Transition | SetSeat | Arm | Disarm | Announce | Finish | Recheck | Expire
+    | NewRound
 )
 
 
@@ -260,6 +276,8 @@ def deadlines(room: RoomState) -> list[Arm]:
 
 
 def _ready(room: RoomState, event: ReadySet, now_ms: int) -> list[Effect]:
+    if room.phase == "finished" and room.has_results:  # (not) asking for a rematch
+        return [SetSeat(event.seat, {"ready": event.ready}), Announce("seats"), Recheck()]
     if room.phase != "lobby":
         return [Refuse(Code.ROOM_CLOSED, "the race has already started")]
     return [SetSeat(event.seat, {"ready": event.ready}), Announce("seats"), Recheck()]
@@ -270,12 +288,16 @@ def _check(room: RoomState, now_ms: int) -> list[Effect]:
         return _countdown(room, now_ms)
     if room.phase == "running" and _all_done(room):
         return _finish(room, "all_done", now_ms)
+    if room.phase == "finished" and room.has_results and _all_ready(room):
+        return [NewRound(_asked(room))]
     return []
 
 
 def _start(room: RoomState, event: StartAsked, now_ms: int) -> list[Effect]:
-    if event.seat == 0 or event.seat != room.creator:
+    if not (event.watching_creator or (event.seat != 0 and event.seat == room.creator)):
         return [Refuse(Code.NOT_CREATOR)]
+    if room.phase == "finished" and room.has_results:  # the creator forces the rematch
+        return [NewRound(tuple(sorted({*_asked(room), *([event.seat] if event.seat else [])})))]
     if room.phase != "lobby":
         return [Refuse(Code.ROOM_CLOSED, "the race has already started")]
     return _countdown(room, now_ms)
@@ -283,20 +305,25 @@ def _start(room: RoomState, event: StartAsked, now_ms: int) -> list[Effect]:
 
 def _countdown(room: RoomState, now_ms: int) -> list[Effect]:
     start_ms = now_ms + room.countdown_s * 1000
-    effects: list[Effect] = [
-        Transition("lobby", "countdown", {"start_ms": start_ms}),
-        Disarm("lobby"),
-        Arm("start", start_ms),
-    ]
+    # The deadlines go first: a node that dies, or a store that fails, right after the
+    # compare-and-set must not leave a countdown nobody ends. A start that falls due
+    # before the compare-and-set is stored finds a lobby and comes back a little later
+    # (see _due); the shell wakes its own sweeper only after the compare-and-set.
+    effects: list[Effect] = [Arm("start", start_ms)]
     if room.time_limit_s:
         effects.append(Arm("end", start_ms + room.time_limit_s * 1000))
-    effects.append(Announce("countdown", start_ms=start_ms))
+    effects += [
+        Transition("lobby", "countdown", {"start_ms": start_ms}),
+        Announce("countdown", start_ms=start_ms),
+        Disarm("lobby"),
+    ]
     return effects
 
 
-def _begin(room: RoomState, now_ms: int) -> list[Effect]:
-    """countdown → running: every seat gets the deal's standing before anyone is told."""
-    effects: list[Effect] = [Transition("countdown", "running")]
+def _begin(room: RoomState, now_ms: int, transition: bool = True) -> list[Effect]:
+    """countdown → running: every seat gets the deal's standing before anyone is told.
+    Without ``transition``: the rest of a start whose node died after the change."""
+    effects: list[Effect] = [Transition("countdown", "running")] if transition else []
     status = room.opening_status
     effects += [SetSeat(s.seat, {"status": status, "progress": room.opening_progress})
                 for s in room.seats]
@@ -329,7 +356,16 @@ def _moved(room: RoomState, event: MoveStored, now_ms: int) -> list[Effect]:
 
 def _left(room: RoomState, event: Left, now_ms: int) -> list[Effect]:
     seat = room.seat(event.seat)
-    if seat is None or seat.epoch != event.epoch or room.phase == "finished":
+    if seat is None:
+        return []
+    if room.phase == "finished":
+        # No resume after the results (so no epoch to check: the finish bumped them all);
+        # a player who leaves cannot ask for a rematch, nor hold it up.
+        if not room.has_results or not seat.connected:
+            return []
+        return [SetSeat(event.seat, {"connected": False, "ready": False}), Announce("seats"),
+                Recheck()]
+    if seat.epoch != event.epoch:
         return []
     if room.phase == "lobby":
         return [SetSeat(event.seat, {"connected": False, "ready": False}), Announce("seats"),
@@ -354,20 +390,28 @@ def _resigned(room: RoomState, event: Resigned, now_ms: int) -> list[Effect]:
     seat = room.seat(event.seat)
     if room.phase == "finished" or seat is None or seat.status != "playing":
         status = seat.status if seat else "finished"
-        return [Refuse(Code.FINISHED, f"your race is over ({status})")]
+        refuse = Refuse(Code.FINISHED, f"your race is over ({status})")
+        # running: a node may have died between this seat's last write and its Check
+        return [Recheck(), refuse] if room.phase == "running" else [refuse]
     if seat.epoch != event.epoch:
         return [Refuse(Code.TAKEN_OVER, "another connection resumed this seat")]
     return _give_up(room, event.seat, now_ms)
 
 
 def _give_up(room: RoomState, seat: int, now_ms: int) -> list[Effect]:
-    return [SetSeat(seat, {"status": "resigned"}), Disarm(f"abandon:{seat}"),
-            Announce("seat", seat=seat), Announce("ranking"), Recheck()]
+    # the abandon deadline is done last: a node dying before it leaves it to fire again
+    return [SetSeat(seat, {"status": "resigned"}), Announce("seat", seat=seat),
+            Announce("ranking"), Recheck(), Disarm(f"abandon:{seat}")]
 
 
 def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
     kind = event.kind
     if kind == "start":
+        if room.phase == "running" and any(s.status == "lobby" for s in room.seats):
+            # the node that started the race died before its seats were set: finish it
+            return _begin(room, now_ms, transition=False)
+        if room.phase == "lobby":  # armed just before the countdown's compare-and-set
+            return [Arm("start", now_ms + START_RETRY_MS)]
         if room.phase != "countdown":
             return []
         if room.start_ms is not None and now_ms < room.start_ms:
@@ -385,9 +429,10 @@ def _due(room: RoomState, event: Due, now_ms: int) -> list[Effect]:
     if kind.startswith("abandon:"):
         number = int(kind.partition(":")[2])
         seat = room.seat(number)
-        if room.phase != "running" or seat is None or seat.connected or (
-                seat.status not in ("playing", "lobby")):
+        if room.phase != "running" or seat is None or seat.connected:
             return []
+        if seat.status not in ("playing", "lobby"):
+            return _check(room, now_ms)  # given up already: the finish may be owed
         return _give_up(room, number, now_ms)
     if kind == "results":
         if room.phase == "running":  # a Due on a finish that never happened: finish now
@@ -412,6 +457,11 @@ def _started(room: RoomState) -> RoomState:
 def _all_ready(room: RoomState) -> bool:
     present = [s for s in room.seats if s.connected]
     return bool(present) and all(s.ready for s in present)
+
+
+def _asked(room: RoomState) -> tuple[int, ...]:
+    """The connected seats that asked for a rematch."""
+    return tuple(s.seat for s in room.seats if s.connected and s.ready)
 
 
 def _all_done(room: RoomState) -> bool:

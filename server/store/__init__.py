@@ -7,9 +7,10 @@ from .base import Deadline, Durability, SeqConflict, StaleEpoch, Store, StoreErr
 from .records import LogEntry, RoomRecord, SeatRecord
 
 
-def open_store(url: str | None) -> Store:
+def open_store(url: str | None, wait_replicas: int = 0) -> Store:
     """The store for ``url``: ``None`` or ``""`` → in-memory; ``redis://…``/``rediss://…``
-    → Redis (standalone or, with ``?cluster=1``, Redis Cluster)."""
+    → Redis (standalone or, with ``?cluster=1``, Redis Cluster). ``wait_replicas``: see
+    ``RedisStore.from_url``."""
     if not url:
         from .memory import MemoryStore
 
@@ -17,7 +18,7 @@ def open_store(url: str | None) -> Store:
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .redis import RedisStore
 
-        return RedisStore.from_url(url)
+        return RedisStore.from_url(url, wait_replicas)
     raise ValueError(f"unsupported store URL {url!r}: use redis://host:port/db")
 
 

@@ -98,6 +98,13 @@ class Store(Protocol):
     async def expire_room(self, code: str, ttl_s: int) -> None:
         """Let the room, its seats, logs and results disappear after ``ttl_s`` seconds."""
 
+    async def new_round(self, code: str, keep: list[int], **fields: Any) -> bool:
+        """A rematch, in one atomic step: if the room is ``finished``, set it to ``lobby``
+        with ``fields`` (the new seed, salt, commitment, round, ...), forget its results
+        and every move log, remove the seats not in ``keep`` and reset the kept ones
+        (not ready, status ``lobby``, no progress, moves or times; epoch and token kept).
+        True if this call did it; False (nothing changed) otherwise."""
+
     # -- seats
     async def add_seat(self, code: str, seat: SeatRecord, max_players: int) -> int | None:
         """Give ``seat`` the next free seat number (1..max_players) while the room is in

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from .base import Cursor, Deadline, Durability, EventHandler, Listed, SeqConflict, StaleEpoch
-from .records import LogEntry, RoomRecord, SeatRecord
+from .records import NEW_ROUND_SEAT, LogEntry, RoomRecord, SeatRecord
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,23 @@ class MemoryStore:
         if room is None or room.record.phase != expect:
             return False
         room.record = msgspec.structs.replace(room.record, phase=phase, **copy.deepcopy(fields))
+        return True
+
+    async def new_round(self, code: str, keep: list[int], **fields: Any) -> bool:
+        """A rematch: finished → lobby with a fresh race (see ``Store.new_round``)."""
+        _check_fields(fields, _ROOM_FIELDS - {"phase"}, "RoomRecord")
+        room = self._room(code)
+        if room is None or room.record.phase != "finished":
+            return False
+        await self.unlist_room(code)  # its old index entry, if a listing did not drop it
+        room.record = msgspec.structs.replace(room.record, phase="lobby",
+                                              **copy.deepcopy(fields))
+        if room.record.settings.get("pu", True):  # listed again, like a new room
+            bisect.insort(self._public, (room.record.created_ms, code))
+        room.results = None
+        room.seats = {n: msgspec.structs.replace(seat, **NEW_ROUND_SEAT)
+                      for n, seat in room.seats.items() if n in keep}
+        room.logs = {n: [] for n in room.seats}
         return True
 
     async def expire_room(self, code: str, ttl_s: int) -> None:

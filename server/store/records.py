@@ -25,6 +25,7 @@ class RoomRecord(msgspec.Struct, kw_only=True):
     end_reason: str = ""
     winnable: bool | None = None
     par: int | None = None
+    round: int = 1  # a rematch starts round 2, 3, ... in the same room (new seed)
 
 
 class SeatRecord(msgspec.Struct, kw_only=True):
@@ -47,6 +48,13 @@ class SeatRecord(msgspec.Struct, kw_only=True):
     # The client address that took the seat (server/addresses.py): any node can hold a
     # hidden-information room to one seat per address. Never sent to clients.
     address: str = ""
+
+
+# What a kept seat's record becomes at a rematch (``Store.new_round``).
+NEW_ROUND_SEAT: dict[str, object] = {
+    "ready": False, "status": "lobby", "progress": 0, "progress_ms": None, "moves": 0,
+    "finish_ms": None,
+}
 
 
 class LogEntry(msgspec.Struct, array_like=True):

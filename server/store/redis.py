@@ -58,7 +58,7 @@ from .base import (
     StaleEpoch,
     StoreUnavailable,
 )
-from .records import LogEntry, RoomRecord, SeatRecord
+from .records import NEW_ROUND_SEAT, LogEntry, RoomRecord, SeatRecord
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 
 log = logging.getLogger("solrace.store.redis")
@@ -72,6 +72,8 @@ _TIE_SLACK = 16
 DEADLINES_KEY = "solrace:deadlines"
 PRIMARIES = RedisCluster.PRIMARIES
 SOCKET_TIMEOUT_S = 1.0
+WAIT_TIMEOUT_MS = 500  # --redis-wait-replicas: a move waits this long for its replicas
+# (below SOCKET_TIMEOUT_S, so the answer is "too few replicas", not a socket timeout)
 OP_TIMEOUT_S = 3.0
 
 _encode = msgspec.msgpack.encode
@@ -157,15 +159,16 @@ class RedisStore:
 
     def __init__(
         self, client: Redis | RedisCluster, *, cluster: bool,
-        node_auth: dict[str, Any] | None = None,
+        node_auth: dict[str, Any] | None = None, wait_replicas: int = 0,
     ) -> None:
         self._client: Any = client
         self._cluster = cluster
+        self._wait_replicas = wait_replicas  # append_move: WAIT for this many replicas
         self._scripts = {
             name: client.register_script(getattr(lua, name))
             for name in (
                 "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "REMOVE_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
-                "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY",
+                "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY", "NEW_ROUND",
                 "CLAIM_DEADLINES", "DONE_DEADLINE",
             )
         }
@@ -177,10 +180,12 @@ class RedisStore:
         self._bus = Bus(client, cluster, self._event_history, node_options)
 
     @classmethod
-    def from_url(cls, url: str) -> RedisStore:
+    def from_url(cls, url: str, wait_replicas: int = 0) -> RedisStore:
         """A store for ``redis://host:port/db`` (``rediss://`` for TLS); add ``?cluster=1``
         for Redis Cluster (any node's address; the others are discovered). redis-py URL
-        options such as ``socket_timeout`` override the short defaults."""
+        options such as ``socket_timeout`` override the short defaults. With
+        ``wait_replicas`` N > 0 (standalone only) a move is stored only once N replicas
+        have it (``WAIT``)."""
         parts = urlsplit(url)
         query = parse_qsl(parts.query)
         cluster = any(k == "cluster" and v.lower() in ("1", "true", "yes") for k, v in query)
@@ -193,6 +198,9 @@ class RedisStore:
             # safe because every write script is idempotent per call
             "retry": Retry(NoBackoff(), 1),
         }
+        if cluster and wait_replicas:
+            raise ValueError("waiting for replicas (WAIT) needs a standalone Redis with "
+                             "replicas, not a Cluster URL")
         if cluster:
             auth: dict[str, Any] = {"ssl": parts.scheme == "rediss"}
             if parts.username:
@@ -200,7 +208,8 @@ class RedisStore:
             if parts.password:
                 auth["password"] = unquote(parts.password)
             return cls(RedisCluster.from_url(clean, **options), cluster=True, node_auth=auth)
-        return cls(Redis.from_url(clean, **options), cluster=False)
+        return cls(Redis.from_url(clean, **options), cluster=False,
+                   wait_replicas=wait_replicas)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -345,6 +354,29 @@ class RedisStore:
                 await self.unlist_room(code)
         return won
 
+    async def new_round(self, code: str, keep: list[int], **fields: Any) -> bool:
+        """A rematch in one script (see ``Store.new_round``); the room is listed again."""
+        _check_fields(fields, _ROOM_FIELDS - {"code", "phase"})
+        keys = _Keys(code)
+        all_keys = [keys.room, keys.seats, keys.results]
+        all_keys += [keys.log(n) for n in range(1, MAX_SEATS + 1)]
+        seat_pairs = _seat_pairs(NEW_ROUND_SEAT, None)
+        room_pairs: list[Any] = []
+        for name, value in fields.items():
+            room_pairs += [name, _encode(value)]
+        args = [secrets.token_hex(8), _encode("finished"), _LOBBY, len(keep), *keep,
+                len(seat_pairs), *seat_pairs, *room_pairs]
+        won = bool(await self._script("NEW_ROUND", all_keys, args))
+        if won:  # listed again, like a new room (if this fails it still works by code)
+            score = {code: int(fields.get("created_ms") or 0)}
+            with contextlib.suppress(StoreUnavailable):
+                await self._run("index room", lambda: self._client.zadd(OPEN_ROOMS_KEY, score))
+                room = await self.get_room(code)
+                if room is not None and room.settings.get("pu", True):
+                    await self._run("index room",
+                                    lambda: self._client.zadd(PUBLIC_ROOMS_KEY, score))
+        return won
+
     async def expire_room(self, code: str, ttl_s: int) -> None:
         """EXPIRE every key of the room (keys created later inherit the TTL). The room
         stays listed while it lasts; ``list_rooms`` drops it from the index once gone."""
@@ -411,13 +443,35 @@ class RedisStore:
         _check_fields(seat_fields, _SEAT_FIELDS)
         keys = _Keys(code)
         args = [seat, str(int(epoch)), int(seq), _encode(entry), entry.move]
-        status, value = await self._script(
-            "APPEND_MOVE", [keys.seats, keys.log(seat)], args + _seat_pairs(seat_fields, seat)
-        )
+        args += _seat_pairs(seat_fields, seat)
+        if self._wait_replicas:
+            status, value = await self._append_and_wait(keys, seat, args)
+        else:
+            status, value = await self._script("APPEND_MOVE", [keys.seats, keys.log(seat)], args)
         if status == -1:
             raise StaleEpoch(f"seat {seat} of room {code} is at epoch {value}, not {epoch}")
         if status == -2:
             raise SeqConflict(int(value))
+
+    async def _append_and_wait(self, keys: _Keys, seat: int, args: list[Any]) -> Any:
+        """The append script and ``WAIT n`` on one connection (a pipeline): WAIT counts
+        the replicas that have this connection's writes. Too few in time →
+        StoreUnavailable: the move is on the master but not acknowledged; the client's
+        retry (same seq, same move) is recognised by the script and waits again."""
+        script = self._scripts["APPEND_MOVE"]
+
+        async def call() -> Any:
+            async with self._client.pipeline(transaction=False) as pipe:
+                await script(keys=[keys.seats, keys.log(seat)], args=args, client=pipe)
+                pipe.execute_command("WAIT", self._wait_replicas, WAIT_TIMEOUT_MS)
+                return await pipe.execute()
+
+        reply, replicas = await self._run("append_move", call)
+        if int(replicas) < self._wait_replicas:
+            raise StoreUnavailable(
+                f"move on {replicas} replica(s), not {self._wait_replicas}, within "
+                f"{WAIT_TIMEOUT_MS} ms")
+        return reply
 
     async def read_log(self, code: str, seat: int, after: int = 0) -> list[LogEntry]:
         """The seat's log entries after the first ``after`` ones, in order."""
@@ -505,8 +559,8 @@ class RedisStore:
     async def durability(self) -> Durability:
         """Durable when every master has AOF on (``appendonly yes``): a restart replays
         every acknowledged write. Replicas alone are not enough (a failover may lose the
-        writes not yet copied), so they are reported but do not count. None when CONFIG
-        is refused (a managed Redis): the operator must know and say so."""
+        writes not yet copied), so they count only with ``wait_replicas`` (every move
+        waits for that many). None when CONFIG is refused (a managed Redis)."""
         try:
             if self._cluster:
                 nodes = self._client.get_primaries()
@@ -517,12 +571,16 @@ class RedisStore:
             if isinstance(exc.__cause__, ResponseError):  # CONFIG renamed or refused
                 return Durability(None, f"persistence not readable: {exc.__cause__}")
             raise
-        details = [detail for _, detail in found]
-        durable = all(aof for aof, _ in found)
+        details = [detail for _, _, detail in found]
+        wait = self._wait_replicas
+        durable = all(aof or (wait and replicas >= wait) for aof, replicas, _ in found)
+        if wait:
+            details.append(f"moves acknowledged after WAIT {wait}")
         return Durability(durable, "; ".join(details))
 
-    async def _node_persistence(self, node: Any) -> tuple[bool, str]:
-        """(AOF on, a description) for one master (``None``: the standalone server)."""
+    async def _node_persistence(self, node: Any) -> tuple[bool, int, str]:
+        """(AOF on, connected replicas, a description) for one master (``None``: the
+        standalone server)."""
         target = {"target_nodes": node} if node is not None else {}
         config = await self._run("config get", lambda: self._client.execute_command(
             "CONFIG", "GET", "appendonly", **target))
@@ -534,7 +592,8 @@ class RedisStore:
         aof = values.get("appendonly", "no") == "yes"
         replicas = int(info.get("connected_slaves", 0)) if isinstance(info, dict) else 0
         name = f"{node.host}:{node.port}" if node is not None else "redis"
-        return aof, f"{name}: appendonly {'yes' if aof else 'no'}, {replicas} replica(s)"
+        return aof, replicas, (
+            f"{name}: appendonly {'yes' if aof else 'no'}, {replicas} replica(s)")
 
     async def healthy(self) -> bool:
         """True when Redis (every Cluster master) answers PING now."""

@@ -160,6 +160,42 @@ end
 return 0
 """
 
+# KEYS: room, seats, results, every seat's log. ARGV: op, encoded 'finished', encoded
+# 'lobby', number of kept seats K, the K seat numbers, 2M, M (seat field, value) pairs,
+# then (room field, value) pairs. A rematch: finished -> lobby with the room fields, the
+# results and logs gone, the seats not kept gone, the kept ones reset with the seat
+# pairs. Returns 1 if this call did it (now or by an earlier attempt), else 0.
+NEW_ROUND = """
+local cur = redis.call('HGET', KEYS[1], 'phase')
+if not cur then return 0 end
+if cur ~= ARGV[2] then
+  if cur == ARGV[3] and redis.call('HGET', KEYS[1], '_op') == ARGV[1] then return 1 end
+  return 0
+end
+local nkeep = tonumber(ARGV[4])
+local keep = {}
+for i = 1, nkeep do keep[ARGV[4 + i]] = true end
+local i = 5 + nkeep
+local npairs = tonumber(ARGV[i])
+for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+  local n = string.match(f, '^(%d+):')
+  if n and not keep[n] then redis.call('HDEL', KEYS[2], f) end
+end
+for n, _ in pairs(keep) do
+  if redis.call('HEXISTS', KEYS[2], n .. ':epoch') == 1 and npairs > 0 then
+    local args = {}
+    for j = i + 1, i + npairs, 2 do
+      args[#args + 1] = n .. ':' .. ARGV[j]
+      args[#args + 1] = ARGV[j + 1]
+    end
+    redis.call('HSET', KEYS[2], unpack(args))
+  end
+end
+for j = 3, #KEYS do redis.call('DEL', KEYS[j]) end
+redis.call('HSET', KEYS[1], 'phase', ARGV[3], '_op', ARGV[1], unpack(ARGV, i + npairs + 1))
+return 1
+"""
+
 # KEYS: every key of the room. ARGV: ttl in seconds.
 EXPIRE_ROOM = """
 for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ARGV[1]) end

@@ -278,19 +278,25 @@ async def test_watch_plain_never_prints_a_traceback(start_server, capsys) -> Non
 
 
 async def test_next_deal_on_the_results_screen(start_server) -> None:  # type: ignore[no-untyped-def]
-    """``n`` after the results asks for a rematch; a server without rematches says no
-    (``room_closed``) and the screen says so in words, not as an error code."""
+    """``n`` after the results asks for a rematch; alone in the room, the player is
+    everyone, so the room goes back to its lobby on a new deal and the screen says so."""
     server = await start_server(seed=1)
     app = PlayApp(server.url, "ann", create=settings_from("brisbane", countdown_s=0))
     async with app.run_test(size=SIZE) as pilot:
         await resign_to_results(app, pilot)
+        first = app.client.room.commitment
         assert "n next deal" in rows(app)[-1]
         await pilot.press("n")
+        await app.client.wait_for(lambda r: r.results is None and r.phase == "lobby", 10)
         asking = [w for w in app.workers if w.group == "requests"]
         if asking:  # (an empty list would mean every worker, the session's included)
             await app.workers.wait_for_complete(asking)
         await pilot.pause()
-        assert "does not offer a next deal" in message_row(app)
+        assert "round 2: a new deal" in message_row(app)
+        assert app.client.room.commitment != first and app.committed != first
+        await pilot.press("y")  # and the next deal races: ready, then the new board
+        await app.client.wait_for(lambda r: r.my_board is not None, 10)
+        assert app.client.room.my_board is not None and app.client.room.my_board.seq == 0
 
 
 def test_a_new_commitment_after_the_results_starts_a_new_round() -> None:

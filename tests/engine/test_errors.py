@@ -256,9 +256,9 @@ def test_missing_options_and_redeals_left_take_the_defaults() -> None:
     [
         ("3>>7", "'3>>7' is not a move: write i>j, i:n>j, i>f, fS>j or redeal (e.g. '3>7')"),
         ("", "'' is not a move"),
-        ("0>1", "'0>1' is not a move"),
-        ("1>0", "'1>0' is not a move"),
         ("03>7", "'03>7' is not a move"),
+        ("3>07", "'3>07' is not a move"),
+        ("00>1", "'00>1' is not a move"),
         ("3:0>7", "'3:0>7' is not a move"),
         ("3:1>7", "'3:1>7' is not canonical: a one-card move is written 3>7"),
         ("12:1>f", "'12:1>f': only one card at a time goes to a foundation (i>f)"),
@@ -271,7 +271,7 @@ def test_missing_options_and_redeals_left_take_the_defaults() -> None:
         ("3-7", "'3-7' is not a move"),
         (" 3>7", "' 3>7' is not a move"),
         ("REDEAL", "'REDEAL' is not a move"),
-        ("100>1", "'100>1' is not a move"),
+        ("3:00>7", "'3:00>7' is not a move"),
         ("3>7" * 6, "a move is at most 16 characters long"),
         (None, "a move must be a string like '3>7', not NoneType"),
         (37, "a move must be a string like '3>7', not int"),
@@ -284,6 +284,26 @@ def test_bad_notation(text: object, expected: str) -> None:
     assert str(info.value).startswith(expected)
     g = engine.new_game("brisbane", seed=9)
     assert_illegal(g, text, expected, kind=BadNotation)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0>1", "there is no pile 0: piles are numbered 1 to 7"),
+        ("1>0", "there is no pile 0: piles are numbered 1 to 7"),
+        ("9>1", "there is no pile 9: piles are numbered 1 to 7"),
+        ("100>1", "there is no pile 100: piles are numbered 1 to 7"),
+        ("0>f", "there is no pile 0: piles are numbered 1 to 7"),
+        ("3:2>100", "there is no pile 100: piles are numbered 1 to 7"),
+    ],
+)
+def test_pile_numbers_the_board_lacks_are_illegal_not_bad_notation(
+    text: str, expected: str
+) -> None:
+    # One failure kind, one error: the text fits the grammar; the board has no such pile.
+    g = engine.new_game("brisbane", seed=9)
+    assert len(g.view()["tableau"]) == 7
+    assert_illegal(g, text, expected, kind=engine.IllegalMove)
 
 
 @pytest.mark.parametrize(

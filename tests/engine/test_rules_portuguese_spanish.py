@@ -126,4 +126,7 @@ def test_bad_piles_and_same_pile(variant: str) -> None:
     assert_illegal(g, "5>1", "pile 5 is empty")
     assert_illegal(g, "5>f", "pile 5 is empty")
     assert_illegal(g, "1:2>2", "only one card moves at a time")
-    assert_illegal(g, "0>1", "is not a move", kind=BadNotation)
+    # pile 0 fits the notation's grammar: the board has no such pile (not bad notation)
+    assert_illegal(g, "0>1", "there is no pile 0: piles are numbered 1 to 13",
+                   kind=engine.IllegalMove)
+    assert_illegal(g, "01>2", "is not a move", kind=BadNotation)

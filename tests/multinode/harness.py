@@ -222,8 +222,9 @@ class Racer(_Client):
         self.view = started.boards[0].view
 
     async def resume(self, url: str) -> None:
-        """Reconnect to ``url`` with the token; the board is the one the server has."""
-        await self.open(url, token=self.token, seen=self.seq)
+        """Reconnect to ``url`` with the token; the board is the one the server has
+        (``seen`` 0 asks for the whole board rather than the moves after ``seq``)."""
+        await self.open(url, token=self.token, seen=0)
         joined: m.Joined = await self.expect(m.Joined)
         board = next(b for b in joined.boards if b.seat == self.seat)
         # moves the server stored but whose ack we never saw are in the board already

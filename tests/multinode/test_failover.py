@@ -67,6 +67,8 @@ async def test_a_bot_rides_over_a_cluster_failover(
             bot.kill()
             await bot.wait()
         log.close()
+        # shown with any failure above, so a failed run says what the bot saw
+        print("----- bot log -----\n" + (tmp_path / "bot.log").read_text(errors="replace"))
     output = (tmp_path / "bot.log").read_text(errors="replace")
     assert status == 0, output
     assert "internal" not in output, output

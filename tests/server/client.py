@@ -189,3 +189,13 @@ async def play_moves(client: TestClient, board: Board, count: int, pick: Any,
             check(reply, board)
         played += 1
     return played
+
+
+async def start_and_resign(players: list[TestClient]) -> None:
+    """Every player says ready, gets ``Started`` and resigns at once: the race ends
+    (with no move) and its ``Results`` follow."""
+    for client in players:
+        await client.send(m.Ready())
+    for client in players:
+        await client.expect(m.Started)
+        await client.send(m.Resign())

@@ -268,10 +268,11 @@ async def test_internal_errors_are_reported_not_leaked(server: Server,
 
 class FlakyStore(MemoryStore):
     """A memory store whose appends fail while ``down`` is set, and whose seat reads
-    fail while ``seats_down`` is."""
+    fail while ``seats_down`` is (after ``seat_reads_left`` more reads succeed)."""
 
     down = False
     seats_down = False
+    seat_reads_left = 0
 
     async def append_move(self, *args: object, **kwargs: object) -> None:
         if self.down:
@@ -280,7 +281,9 @@ class FlakyStore(MemoryStore):
 
     async def get_seats(self, code: str) -> list[SeatRecord]:
         if self.seats_down:
-            raise StoreUnavailable("down")
+            self.seat_reads_left -= 1
+            if self.seat_reads_left < 0:
+                raise StoreUnavailable("down")
         return await super().get_seats(code)
 
 
@@ -295,6 +298,7 @@ async def test_a_join_that_fails_midway_leaves_no_phantom_seat() -> None:
         joined = await one.create(variant="spanish", countdown_s=0)
         two = await TestClient.connect(server.url, "two")
         store.seats_down = True
+        store.seat_reads_left = 1  # the join's name check reads the seats before adding one
         await two.send(m.Join(code=joined.code))
         error = await two.expect_error("store_unavailable")
         assert error.retryable

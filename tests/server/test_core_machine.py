@@ -21,6 +21,7 @@ from server.core.machine import (
     Joined,
     Left,
     MoveStored,
+    NewRound,
     ReadySet,
     Recheck,
     Refuse,
@@ -63,12 +64,14 @@ def test_check_in_the_lobby_starts_the_countdown_when_every_present_seat_is_read
                  SeatState(3, connected=False), time_limit_s=60)
     start = T0 + 3_000
     assert core.step(ready, Check(), T0) == [
-        Transition("lobby", "countdown", {"start_ms": start}),
-        Disarm("lobby"),
-        Arm("start", start),
+        Arm("start", start),  # before the compare-and-set: a dying winner leaves them
         Arm("end", start + 60_000),
+        Transition("lobby", "countdown", {"start_ms": start}),
         Announce("countdown", start_ms=start),
+        Disarm("lobby"),
     ]
+    # a start that fires before the compare-and-set is stored looks again later
+    assert core.step(room(), Due("start"), T0) == [Arm("start", T0 + core.START_RETRY_MS)]
     # one present seat not ready: nothing happens
     assert core.step(room("lobby", SeatState(1, ready=True), SeatState(2)), Check(), T0) == []
     # nobody present: nothing either (an empty room does not start itself)
@@ -78,10 +81,15 @@ def test_check_in_the_lobby_starts_the_countdown_when_every_present_seat_is_read
 def test_start_now_is_the_creators_alone() -> None:
     untimed = T0 + 3_000
     assert core.step(room(), StartAsked(1), T0) == [
-        Transition("lobby", "countdown", {"start_ms": untimed}), Disarm("lobby"),
-        Arm("start", untimed), Announce("countdown", start_ms=untimed)]
+        Arm("start", untimed), Transition("lobby", "countdown", {"start_ms": untimed}),
+        Announce("countdown", start_ms=untimed), Disarm("lobby")]
     assert core.step(room(), StartAsked(2), T0) == [Refuse(Code.NOT_CREATOR)]
     assert core.step(room(), StartAsked(0), T0) == [Refuse(Code.NOT_CREATOR)]
+    # the connection that created the room without a seat (seat 0, like any spectator)
+    watching = core.step(replace(room(), creator=0), StartAsked(0, watching_creator=True), T0)
+    assert core.transitions(watching) == [Transition("lobby", "countdown", {"start_ms": untimed})]
+    assert core.step(replace(room(), creator=0), StartAsked(0), T0) == [
+        Refuse(Code.NOT_CREATOR)]
     assert core.step(room("running"), StartAsked(1), T0) == [
         Refuse(Code.ROOM_CLOSED, "the race has already started")]
 
@@ -126,10 +134,22 @@ def test_start_due_begins_the_race_with_the_deals_standing() -> None:
     ]
 
 
+def test_start_due_again_completes_a_start_whose_node_died() -> None:
+    """Phase running but the seats still say lobby: the starter died after the
+    compare-and-set; the start deadline (not marked done) finishes the job."""
+    half = room("running", SeatState(1, status="lobby"), SeatState(2, status="lobby"),
+                start_ms=T0, time_limit_s=60, opening_progress=4)
+    assert core.step(half, Due("start"), T0 + 1_500) == [
+        SetSeat(1, {"status": "playing", "progress": 4}),
+        SetSeat(2, {"status": "playing", "progress": 4}),
+        Announce("started"),
+    ]
+
+
 def test_start_due_early_rearms_and_twice_does_nothing() -> None:
     counting = room("countdown", start_ms=T0 + 10)
     assert core.step(counting, Due("start"), T0) == [Arm("start", T0 + 10)]
-    assert core.step(room("running", start_ms=T0), Due("start"), T0 + 10) == []
+    assert core.step(room("running", *playing(1, 2), start_ms=T0), Due("start"), T0 + 10) == []
 
 
 def test_a_deal_without_a_move_finishes_at_the_start() -> None:
@@ -182,13 +202,13 @@ def test_a_move_that_ends_the_last_seat_finishes() -> None:
 def test_resign_while_running() -> None:
     racing = room("running", *playing(1, 2), start_ms=T0)
     assert core.step(racing, Resigned(2, epoch=1), T0) == [
-        SetSeat(2, {"status": "resigned"}), Disarm("abandon:2"), Announce("seat", seat=2),
-        Announce("ranking"), Recheck()]
+        SetSeat(2, {"status": "resigned"}), Announce("seat", seat=2),
+        Announce("ranking"), Recheck(), Disarm("abandon:2")]
     assert core.step(racing, Resigned(2, epoch=7), T0) == [
         Refuse(Code.TAKEN_OVER, "another connection resumed this seat")]
     over = room("running", SeatState(1, status="won"), *playing(2), start_ms=T0)
     assert core.step(over, Resigned(1, epoch=1), T0) == [
-        Refuse(Code.FINISHED, "your race is over (won)")]
+        Recheck(), Refuse(Code.FINISHED, "your race is over (won)")]
 
 
 def test_check_while_running_finishes_when_nobody_plays() -> None:
@@ -219,8 +239,12 @@ def test_abandon_due_resigns_an_offline_seat_only() -> None:
     gone = room("running", SeatState(1, status="playing"),
                 SeatState(2, status="playing", connected=False), start_ms=T0)
     assert core.step(gone, Due("abandon:2"), T0) == [
-        SetSeat(2, {"status": "resigned"}), Disarm("abandon:2"), Announce("seat", seat=2),
-        Announce("ranking"), Recheck()]
+        SetSeat(2, {"status": "resigned"}), Announce("seat", seat=2),
+        Announce("ranking"), Recheck(), Disarm("abandon:2")]
+    # fired again after its node died mid-way: the seat gave up; the finish may be owed
+    done = room("running", SeatState(1, status="won"),
+                SeatState(2, status="resigned", connected=False), start_ms=T0)
+    assert core.step(done, Due("abandon:2"), T0)[-1] == Finish("all_done")
     assert core.step(gone, Due("abandon:1"), T0) == []  # seat 1 came back
     assert core.step(replace(gone, phase="finished"), Due("abandon:2"), T0) == []
 
@@ -273,15 +297,51 @@ def test_results_due_on_a_race_still_running_finishes_it() -> None:
 def test_leave_resign_and_deadlines_after_the_finish_change_nothing(has_results: bool) -> None:
     over = room("finished", SeatState(1, status="won"), SeatState(2, status="timeout"),
                 has_results=has_results)
-    assert core.step(over, Left(1, epoch=1), T0) == []
+    left = core.step(over, Left(1, epoch=1), T0)
+    # after the results a leaver no longer counts for a rematch (its seat goes offline)
+    assert left == ([SetSeat(1, {"connected": False, "ready": False}), Announce("seats"),
+                     Recheck()] if has_results else [])
     assert core.step(over, Resigned(2, epoch=1), T0) == [
         Refuse(Code.FINISHED, "your race is over (timeout)")]
     for kind in ("start", "end", "abandon:1", "lobby"):
         assert core.step(over, Due(kind), T0) == []
-    assert core.step(over, Due("results"), T0) == [Finish("")]  # idempotent announce
+    if not has_results:
+        assert core.step(over, Due("results"), T0) == [Finish("")]
     assert core.step(over, Check(), T0) == []
-    assert core.step(over, StartAsked(1), T0) == [
-        Refuse(Code.ROOM_CLOSED, "the race has already started")]
+    if not has_results:  # with results, start is the creator's rematch (below)
+        assert core.step(over, StartAsked(1), T0) == [
+            Refuse(Code.ROOM_CLOSED, "the race has already started")]
+        assert core.step(over, ReadySet(1, True), T0) == [
+            Refuse(Code.ROOM_CLOSED, "the race has already started")]
+
+
+# ------------------------------------------------------------------------------ rematch
+def test_rematch_when_every_connected_seat_asked() -> None:
+    over = room("finished", SeatState(1, status="won"), SeatState(2, status="timeout"),
+                SeatState(3, status="resigned", connected=False), has_results=True)
+    assert core.step(over, ReadySet(2, True), T0) == [
+        SetSeat(2, {"ready": True}), Announce("seats"), Recheck()]
+    one_asked = replace(over, seats=(SeatState(1, status="won"),
+                                     SeatState(2, status="timeout", ready=True),
+                                     SeatState(3, status="resigned", connected=False)))
+    assert core.step(one_asked, Check(), T0) == []  # seat 1 has not asked yet
+    both = replace(one_asked, seats=(SeatState(1, status="won", ready=True),
+                                     *one_asked.seats[1:]))
+    # seat 3 left: it does not hold the rematch up, and is not in the next round
+    assert core.step(both, Check(), T0) == [NewRound((1, 2))]
+    # seat 1 leaves instead: seat 2 alone asked, and is alone connected
+    gone = replace(one_asked, seats=(SeatState(1, status="won", connected=False),
+                                     *one_asked.seats[1:]))
+    assert core.step(gone, Check(), T0) == [NewRound((2,))]
+
+
+def test_the_creator_forces_the_rematch_with_those_who_asked() -> None:
+    over = room("finished", SeatState(1, status="won"), SeatState(2, status="timeout"),
+                SeatState(3, status="won", ready=True), has_results=True)
+    assert core.step(over, StartAsked(1), T0) == [NewRound((1, 3))]
+    assert core.step(over, StartAsked(2), T0) == [Refuse(Code.NOT_CREATOR)]
+    watching = replace(over, creator=0)
+    assert core.step(watching, StartAsked(0, watching_creator=True), T0) == [NewRound((3,))]
 
 
 def test_unknown_deadline_kinds_are_ignored() -> None:

@@ -11,7 +11,7 @@ import pytest
 from protocol import messages as m
 from protocol.verify import verify_results
 
-from .client import Board, TestClient, play_moves
+from .client import Board, TestClient, play_moves, start_and_resign
 from .conftest import ServerFactory
 
 pytestmark = pytest.mark.redis
@@ -51,3 +51,25 @@ async def test_a_race_across_two_nodes(server_factory: ServerFactory, redis_url:
     for diff in watcher.received(m.Diff):
         seen[diff.seat].apply(diff.move, diff.revealed, diff.hash)
     assert seen[1].view == boards[0].view and seen[2].view == boards[1].view
+
+
+async def test_a_rematch_across_two_nodes(server_factory: ServerFactory, redis_url: str) -> None:
+    nodes = [await server_factory(store_url=redis_url, node_id=n, rate_burst=1000)
+             for n in "ab"]
+    one, two, watcher = [await TestClient.connect(nodes[i].url, name)
+                         for i, name in ((0, "one"), (1, "two"), (1, "watcher"))]
+    joined = await one.create(variant="spanish", countdown_s=0)
+    await two.join(joined.code)
+    await watcher.join(joined.code, role="spectator")
+    await start_and_resign([one, two])
+    first = await watcher.expect(m.Results)
+    await one.send(m.Ready())  # node a asks, then node b: the last one triggers the round
+    await two.send(m.Ready())
+    again = [await c.expect(m.Joined) for c in (one, two, watcher)]
+    assert {(j.round, j.phase, j.commitment) for j in again} == {(2, "lobby", again[0].commitment)}
+    assert again[0].commitment != first.commitment
+    await start_and_resign([one, two])
+    second = await watcher.expect(m.Results)
+    assert second.round == 2 and verify_results(second, again[0].commitment).problems == []
+    for client in (one, two, watcher):
+        await client.close()

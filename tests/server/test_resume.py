@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from protocol import messages as m
 from server.app import Server
 
@@ -42,8 +44,7 @@ async def test_resume_replays_diffs_after_seen(server: Server) -> None:
     back = await TestClient.connect(server.url, "one-again", token=token, seen=2)
     joined = await back.expect(m.Joined)
     assert joined.seat == 1 and joined.phase == "running" and joined.token is None
-    assert [b.seq for b in joined.boards] == [6]
-    assert joined.boards[0].view == board.view
+    assert joined.boards == []  # the client keeps its board at seq 2: only the D's follow
     for seq in range(3, 7):
         diff = await back.expect(m.Diff)
         assert (diff.seat, diff.seq) == (1, seq)
@@ -60,18 +61,37 @@ async def test_resume_replays_diffs_after_seen(server: Server) -> None:
         seats = await two.expect(m.Seats)
 
 
-async def test_resume_far_behind_gets_a_snapshot(server_factory: ServerFactory) -> None:
+@pytest.mark.parametrize("seen", [0, 1])  # no board (a desync, a new process); too far
+async def test_resume_without_a_board_or_far_behind_gets_the_board(
+    server_factory: ServerFactory, seen: int
+) -> None:
     server = await server_factory(snapshot_after=3, rate_burst=1000)
     one, _two, board = await _race(server, "portuguese")
     played = await play_moves(one, board, 5, _first)
     assert played == 5
     await one.close()
-    back = await TestClient.connect(server.url, "back", token=one.token, seen=0)
+    back = await TestClient.connect(server.url, "back", token=one.token, seen=seen)
     joined = await back.expect(m.Joined)
-    snapshot = await back.expect(m.Snapshot)
-    assert snapshot.board.seq == 5 and snapshot.board.view == board.view
+    assert [(b.seat, b.seq) for b in joined.boards] == [(1, 5)]
     assert joined.boards[0].view == board.view
-    assert back.received(m.Diff) == []
+    # nothing follows the joined: a ping's pong is the next message
+    await back.send(m.Ping(nonce=7))
+    assert (await back.expect(m.Pong)).nonce == 7
+    assert back.received(m.Diff) == [] and back.received(m.Snapshot) == []
+
+
+async def test_resume_three_behind_gets_exactly_three_diffs(server: Server) -> None:
+    one, _two, board = await _race(server)
+    played = await play_moves(one, board, 6, _first)
+    assert played == 6
+    await one.close()
+    back = await TestClient.connect(server.url, "back", token=one.token, seen=played - 3)
+    joined = await back.expect(m.Joined)
+    assert joined.boards == []
+    await back.send(m.Ping(nonce=8))
+    assert (await back.expect(m.Pong)).nonce == 8
+    assert [(d.seat, d.seq) for d in back.received(m.Diff)] == [(1, 4), (1, 5), (1, 6)]
+    assert back.received(m.Snapshot) == []
 
 
 async def test_takeover_closes_the_old_connection(server: Server) -> None:

@@ -349,3 +349,35 @@ async def test_remove_seat_frees_a_lobby_seat_only(store: Store) -> None:
     assert await store.set_phase(code, "lobby", "countdown")
     assert not await store.remove_seat(code, 2, epoch=1), "not in the lobby any more"
     assert [s.name for s in await store.get_seats(code)] == ["new", "p1"]
+
+
+async def test_new_round_resets_a_finished_room_keeping_the_seats_asked(store: Store) -> None:
+    code = await room_with_seats(store, 3)
+    assert not await store.new_round(code, [1], round=2), "only a finished room"
+    for seat in (1, 2, 3):
+        await store.append_move(code, seat, 1, 1, LogEntry("1>2", 10), progress=1, moves=1,
+                                status="won", progress_ms=10, finish_ms=10)
+        await store.update_seat(code, seat, ready=True)
+    assert await store.set_phase(code, "lobby", "finished", start_ms=5, end_reason="all_done")
+    await store.put_results(code, b"results of round 1")
+    epoch = await store.take_seat(code, 3)
+    fields = {"seed": 7, "salt": "cd" * 8, "commitment": "beef", "round": 2, "start_ms": None,
+              "end_reason": "", "created_ms": 1_700_000_000_500}
+    assert await store.new_round(code, [1, 3], **fields)
+    assert not await store.new_round(code, [1, 3], **fields), "once: it is in the lobby now"
+    room = await store.get_room(code)
+    assert room is not None and room.phase == "lobby" and room.round == 2
+    assert (room.seed, room.commitment, room.start_ms, room.end_reason) == (7, "beef", None, "")
+    assert await store.get_results(code) is None
+    seats = await store.get_seats(code)
+    assert [s.seat for s in seats] == [1, 3]
+    for seat in seats:
+        assert (seat.ready, seat.status, seat.progress, seat.moves) == (False, "lobby", 0, 0)
+        assert (seat.progress_ms, seat.finish_ms, seat.name) == (None, None, f"p{seat.seat - 1}")
+        assert await store.read_log(code, seat.seat) == []
+    assert seats[1].epoch == epoch, "epochs are kept: the holders are fenced as before"
+    assert await store.get_seat(code, 2) is None and await store.read_log(code, 2) == []
+    # the round races again: a move is stored from 1 on
+    await store.append_move(code, 1, 1, 1, LogEntry("3>4", 20), moves=1)
+    assert [e.move for e in await store.read_log(code, 1)] == ["3>4"]
+    assert code in {r.code for r in await store.list_rooms()}, "listed again"

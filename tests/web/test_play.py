@@ -229,3 +229,40 @@ def test_a_dropped_connection_resumes_the_seat(pages: Pages, web_node: Node, sdk
     state = sdk.run(rival.wait_for(lambda r: r.seats[1].moves == 2 and r.seats[1].connected))
     assert state.seats[1].name == "Dropper"
     sdk.run(rival.close())
+
+
+def test_rematch_goes_back_to_the_lobby_on_a_new_deal(pages: Pages) -> None:
+    ann = pages.open("/", name="Ann")
+    code = create_room(ann, "spanish")
+    bob = pages.open(f"/r/{code}", name="Bob")
+    bob.wait_for_selector("#ready")
+    expect(ann.locator(".seats li")).to_have_count(2)
+    for page in (ann, bob):
+        page.click("#ready")
+    for page in (ann, bob):
+        page.wait_for_selector('.board.own[data-seq="0"]')
+        page.click("#resign")
+    first = {}
+    for name, page in (("ann", ann), ("bob", bob)):
+        page.wait_for_selector("#verdict.ok")
+        first[name] = page.locator("#results").inner_text()
+    ann.click("#rematch")
+    expect(ann.locator("#rematch")).to_be_disabled()
+    expect(ann.locator("#rematch")).to_have_text(re.compile("waiting for the others"))
+    bob.click("#rematch")  # everyone asked: the room is back in its lobby, same code
+    for page in (ann, bob):
+        page.wait_for_selector("#ready")
+        expect(page.locator("#results")).to_have_count(0)
+        assert page.url.endswith(f"/r/{code}")
+    for page in (ann, bob):
+        page.click("#ready")
+    for page in (ann, bob):
+        page.wait_for_selector('.board.own[data-seq="0"]')
+        page.click("#resign")
+    for page in (ann, bob):
+        page.wait_for_selector("#verdict.ok")  # the new deal's own commitment checks out
+    second = ann.locator("#results").inner_text()
+    seed_line = re.compile(r"seed (\d+) · salt")
+    old, new = seed_line.search(first["ann"]), seed_line.search(second)
+    assert old is not None and new is not None and old.group(1) != new.group(1)
+    pages.shot(ann, "rematch-results")
