@@ -48,9 +48,9 @@ BASELINE_SCRIPT = "return redis.call('RPUSH', KEYS[1], ARGV[1])"
 async def run_node(redis_url: str, name: str) -> None:
     """A solrace node with the rate limit raised; prints its URL, runs until SIGTERM."""
     from server.app import Server
-    from server.config import ServerConfig
+    from server.config import ONE_HOST, ServerConfig
 
-    config = ServerConfig(port=0, store_url=redis_url or None, node_id=name,
+    config = ServerConfig(**ONE_HOST, port=0, store_url=redis_url or None, node_id=name,
                           rate_burst=10**9, rate_per_s=1e9,
                           allow_volatile_store=True)  # measured without AOF; see --help
     server = Server(config)

@@ -42,10 +42,11 @@ SEED = 1
 # --------------------------------------------------------------------------- servers
 async def _run_solrace() -> None:
     from server.app import Server
-    from server.config import ServerConfig
+    from server.config import ONE_HOST, ServerConfig
 
-    config = ServerConfig(port=0, rate_burst=1_000_000, rate_per_s=1_000_000.0,
+    config = ServerConfig(**ONE_HOST, port=0, rate_burst=1_000_000, rate_per_s=1_000_000.0,
                           seed_source=lambda: SEED, outbound_queue=100_000,
+                          max_outbound_bytes=1 << 30,  # the bench measures, it does not cut
                           store_url=os.environ.get("BENCH_STORE_URL") or None,
                           allow_volatile_store=True)  # the bench's Redis runs without AOF
     server = Server(config)

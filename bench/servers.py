@@ -79,7 +79,7 @@ class Child:
 def solrace(redis_url: str = "") -> Child:
     """``solrace serve`` on a free port, rate limit raised, on Redis when ``redis_url``."""
     argv = [sys.executable, "-m", "client_cli.main", "serve", "--port", "0",
-            "--rate", RATE, "--burst", RATE]
+            "--rate", RATE, "--burst", RATE, "--one-host"]  # every bench client is this host
     if redis_url:
         argv += ["--redis", redis_url]
     return Child("solrace" + (" (redis)" if redis_url else ""), argv)

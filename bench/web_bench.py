@@ -41,7 +41,8 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     proc = subprocess.Popen([sys.executable, "-m", "client_cli.main", "serve", "--host",
-                             "127.0.0.1", "--port", "0"], stdout=subprocess.PIPE, text=True,
+                             "127.0.0.1", "--port", "0", "--one-host"],
+                            stdout=subprocess.PIPE, text=True,
                             cwd=ROOT)
     assert proc.stdout is not None
     match = re.search(r"ws://([\d.]+:\d+)", proc.stdout.readline())

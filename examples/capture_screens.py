@@ -15,7 +15,7 @@ from client_cli.tui.common import screen_text
 from client_cli.tui.play import PlayApp
 from client_cli.tui.watch import WatchApp
 from server.app import Server
-from server.config import ServerConfig
+from server.config import ONE_HOST, ServerConfig
 
 SEED = 1
 
@@ -90,7 +90,7 @@ async def watch_screen(server: Server) -> None:
 
 async def main() -> None:
     server = Server(ServerConfig(host="127.0.0.1", port=0, rate_per_s=1000.0, rate_burst=1000,
-                                 seed_source=lambda: SEED))
+                                 seed_source=lambda: SEED, **ONE_HOST))
     await server.start()
     try:
         await play_screens(server, "brisbane", 25)

@@ -37,6 +37,8 @@ class Code(StrEnum):
     NOT_A_PLAYER = "not_a_player"
     NOT_CREATOR = "not_creator"
     BAD_SETTINGS = "bad_settings"
+    ADDRESS_LIMIT = "address_limit"
+    SAME_ADDRESS = "same_address"
     # -- moves
     NOT_RUNNING = "not_running"
     FINISHED = "finished"
@@ -47,7 +49,9 @@ class Code(StrEnum):
     # -- the service
     STORE_UNAVAILABLE = "store_unavailable"
     SHUTTING_DOWN = "shutting_down"
+    NODE_FULL = "node_full"
     SLOW_CONSUMER = "slow_consumer"
+    CONTROL_FLOOD = "control_flood"
     IDLE_TIMEOUT = "idle_timeout"
     TAKEN_OVER = "taken_over"
     INTERNAL = "internal"
@@ -75,6 +79,10 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.NOT_A_PLAYER: "spectators cannot do that",
     Code.NOT_CREATOR: "only the room's creator can do that",
     Code.BAD_SETTINGS: "a room setting (variant, option, limit) is not allowed",
+    Code.ADDRESS_LIMIT: "your client address reached a cap (connections, room creations or "
+    "failed joins per minute, seats held); the message says which; wait or close some",
+    Code.SAME_ADDRESS: "your client address already holds a seat in this hidden-information "
+    "room (one seat per address)",
     Code.NOT_RUNNING: "the race has not started yet",
     Code.FINISHED: "your race is over (won, stuck, resigned, or time is up)",
     Code.OUT_OF_ORDER: "the move's sequence number is not the next one expected",
@@ -83,7 +91,12 @@ DESCRIPTIONS: dict[Code, str] = {
     Code.HINTS_OFF: "the room does not give hints",
     Code.STORE_UNAVAILABLE: "storage is unreachable: nothing changed, retry shortly",
     Code.SHUTTING_DOWN: "the server is shutting down: reconnect (to another node) and resume",
-    Code.SLOW_CONSUMER: "the client did not read fast enough; reconnect and resume",
+    Code.NODE_FULL: "this node holds as many rooms as it may (max_live_rooms): retry later or "
+    "on another node",
+    Code.SLOW_CONSUMER: "the client did not read fast enough (its unread bytes passed the "
+    "server's cap); reconnect and resume",
+    Code.CONTROL_FLOOD: "the client sent websocket pings faster than the server answers "
+    "them (websocket close 1008)",
     Code.IDLE_TIMEOUT: "nothing was received for too long",
     Code.TAKEN_OVER: "another connection resumed this seat with its token",
     Code.INTERNAL: "an unexpected server error; nothing changed; it has been logged",
@@ -91,7 +104,8 @@ DESCRIPTIONS: dict[Code, str] = {
 
 # Codes after which the same request may succeed if simply sent again later.
 RETRYABLE: frozenset[Code] = frozenset(
-    {Code.RATE_LIMITED, Code.STORE_UNAVAILABLE, Code.SHUTTING_DOWN, Code.INTERNAL}
+    {Code.RATE_LIMITED, Code.STORE_UNAVAILABLE, Code.SHUTTING_DOWN, Code.INTERNAL,
+     Code.ADDRESS_LIMIT, Code.NODE_FULL}
 )
 
 
@@ -102,6 +116,7 @@ FATAL: frozenset[Code] = frozenset(
         Code.VERSION_MISMATCH,
         Code.SHUTTING_DOWN,
         Code.SLOW_CONSUMER,
+        Code.CONTROL_FLOOD,
         Code.IDLE_TIMEOUT,
         Code.TAKEN_OVER,
     }

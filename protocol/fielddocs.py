@@ -38,7 +38,7 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "settings": "how the room races",
         "as_player": "take seat 1 (true) or only watch (false)",
     },
-    "ListRooms": {},
+    "ListRooms": {"before": "the `next` of the previous page (absent: the first page)"},
     "Join": {
         "code": "the room code (case-insensitive)",
         "role": "`player` (only while the room is in its lobby) or `spectator`",
@@ -81,7 +81,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "bots": "how many of the seats taken are bots",
         "spectators": "whether people may watch",
     },
-    "RoomList": {"rooms": "the open public rooms, newest first (at most 100)"},
+    "RoomList": {"rooms": "one page of the open public rooms, newest first (at most 50)",
+                 "next": "send it as `before` for the next page (absent: the last page)"},
     "SeatInfo": {
         "seat": "seat number (1..)",
         "name": "the player's name",

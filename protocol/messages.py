@@ -38,6 +38,9 @@ IDENT_PATTERN = r"^[a-z][a-z0-9_]*$"  # variant and option names
 
 Name = Annotated[str, Meta(min_length=1, max_length=L.MAX_NAME, pattern=DISPLAY_PATTERN)]
 RoomCode = Annotated[str, Meta(min_length=1, max_length=L.MAX_CODE, pattern=CODE_PATTERN)]
+# A page cursor of `list`: opaque to clients ("<created ms>.<room code>").
+CURSOR_PATTERN = r"^[0-9]{1,16}\.[A-Za-z0-9]{1,16}$"
+ListCursor = Annotated[str, Meta(max_length=40, pattern=CURSOR_PATTERN)]
 Token = Annotated[str, Meta(min_length=1, max_length=L.MAX_TOKEN, pattern=TOKEN_PATTERN)]
 Notation = Annotated[str, Meta(min_length=1, max_length=L.MAX_NOTATION)]
 Seq = Annotated[int, Meta(ge=0, le=L.MAX_SEQ)]
@@ -110,7 +113,11 @@ class CreateRoom(_Msg, tag="create"):
 
 
 class ListRooms(_Msg, tag="list"):
-    """Ask for the open public rooms (answered by ``RoomList``)."""
+    """Ask for one page of the open public rooms, newest first (answered by
+    ``RoomList``): the first page without ``before``, the next with the ``next`` of the
+    page before."""
+
+    before: ListCursor | None = field(default=None, name="b")
 
 
 class Join(_Msg, tag="join"):
@@ -206,9 +213,11 @@ class RoomSummary(msgspec.Struct, omit_defaults=True, kw_only=True):
 
 
 class RoomList(_Msg, tag="rooms"):
-    """The open public rooms."""
+    """One page of the open public rooms, newest first; ``next`` asks for the page after
+    it (absent: this is the last page)."""
 
     rooms: list[RoomSummary] = field(name="r")
+    next: ListCursor | None = field(default=None, name="n")
 
 
 class SeatInfo(msgspec.Struct, omit_defaults=True, kw_only=True):

@@ -24,9 +24,11 @@ from websockets.http11 import Request, Response
 from protocol import Code
 
 from . import http_static, logs, race
+from .addresses import AddressBook, client_address, parse_networks
 from .config import ServerConfig
 from .connection import Connection
 from .core.machine import Due
+from .guard import guarded
 from .metrics import Metrics, instrument_store
 from .room import Room
 from .store import Deadline, Durability, RoomRecord, Store, StoreUnavailable, open_store
@@ -61,6 +63,8 @@ class Server:
         self.rooms: dict[str, Room] = {}
         self._opening: dict[str, asyncio.Future[Room]] = {}
         self.connections: set[Connection] = set()
+        self.addresses = AddressBook(self.config)  # per client address caps
+        self.trusted_proxies = parse_networks(self.config.trusted_proxies)
         self._handlers: set[asyncio.Task[None]] = set()
         # Tests set this to see every frame sent to every connection (leak checks).
         self.frame_hook: FrameHook | None = None
@@ -99,6 +103,7 @@ class Server:
             close_timeout=2,
             compression=None,  # frames are small MessagePack: deflate costs more than it saves
             server_header=None,
+            create_connection=guarded(config),  # ping budget, write-buffer cap
         )
         self.port = self._ws.sockets[0].getsockname()[1]
         self.sweeper.start()
@@ -131,15 +136,23 @@ class Server:
         assert task is not None
         self._handlers.add(task)
         conn = Connection(self, ws)
-        logs.bind_request(ws.request.headers if ws.request else {}, ws.remote_address, conn.id)
+        headers = ws.request.headers if ws.request else None
+        conn.address = client_address(ws.remote_address, headers, self.trusted_proxies)
+        logs.bind_request(headers or {}, ws.remote_address, conn.id)
+        # handshakes that raced past _http's check
+        over = self.addresses.connections(conn.address) >= self.config.max_connections_per_address
         self.connections.add(conn)
+        self.addresses.add(conn.address, conn)
         try:
             if self.stopping:
                 conn.close_with(Code.SHUTTING_DOWN, "the server is shutting down")
+            elif over:
+                conn.close_with(Code.ADDRESS_LIMIT, "too many connections from your address")
             await conn.run()
         finally:
             log.debug("connection closed")  # tagged with conn, request_id, peer, room, seat
             self.connections.discard(conn)
+            self.addresses.remove(conn.address, conn)
             self._handlers.discard(task)
 
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
@@ -164,6 +177,11 @@ class Server:
         if len(self.connections) >= self.config.max_connections or self.stopping:
             # Refused before the upgrade: a load balancer or client retries elsewhere.
             return connection.respond(503, "server full or shutting down; retry\n")
+        address = client_address(connection.remote_address, request.headers,
+                                 self.trusted_proxies)
+        if not self.addresses.may_connect(address):
+            # One address may not take the node's connections (address_limit).
+            return connection.respond(429, "too many connections from your address\n")
         return None
 
     # ------------------------------------------------------------------ rooms

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from protocol.limits import MAX_FRAME
 
@@ -48,10 +49,44 @@ class ServerConfig:
     ping_interval_s: float | None = 20.0  # websocket keepalive pings
     ping_timeout_s: float | None = 20.0
     max_rooms_per_connection: int = 32  # creates + joins over a connection's life
+    # Bytes waiting to reach one client: the transport's write buffer plus our queue.
+    # Beyond it the connection is closed (1008 slow_consumer): one connection that does
+    # not read cannot hold more than this much of the server's memory (the largest frame
+    # we send, a spectator's Joined with eight boards, is a few KB).
+    max_outbound_bytes: int = 256 * 1024
+    # websockets writes a pong for every ping, read or not: pings are budgeted like
+    # messages (our clients ping every 20 s; browsers never do). Beyond the budget the
+    # connection is closed (1008 control_flood). The ping flood grew a node by 1.4 GB/min.
+    ping_burst: int = 10
+    ping_per_s: float = 1.0
+
+    # -- per client address (server/addresses.py). The global cap alone let one address
+    # take all 10,000 connections; one address made 20,006 rooms in 142 s; codes could be
+    # guessed at 2/s per connection over unlimited connections (docs/SECURITY.md).
+    # Proxies whose X-Forwarded-For is believed (CIDRs; `solrace serve --trusted-proxy`).
+    # Empty: the TCP peer is the client, whatever headers say.
+    trusted_proxies: tuple[str, ...] = ()
+    # A household or a small LAN event behind one NAT fits; a flood from one host does not.
+    max_connections_per_address: int = 64
+    # Handshakes a minute: a client that reconnects in a loop (to shed a per-connection
+    # limit) makes the server pay a handshake each time.
+    connects_per_minute: int = 120
+    room_creates_per_minute: int = 20  # a person creates a room every few minutes at most
+    max_seats_per_address: int = 16  # seats held at once (lobby or racing) on this node
+    # Joins naming no room: a person mistypes a code a few times, a guesser needs ~2**36
+    # tries per hit (10-character codes, docs/SECURITY.md "Room codes").
+    failed_joins_per_minute: int = 10
+    # A hidden-information room (face-down cards, e.g. Brisbane): one seat per client
+    # address, so a second seat cannot reveal the deal's hidden cards (issue 17). True
+    # relaxes it: LAN events behind one NAT, the embedded demo server, tests.
+    shared_address_seats: bool = False
 
     # -- rooms
     snapshot_after: int = 64  # a resume further behind gets the whole board
-    lobby_ttl_s: int = 6 * 3600  # a room that never starts disappears after this
+    # A room that never starts disappears after this (store TTL and the core's lobby
+    # deadline). 6 h let one client keep 20,000 abandoned lobbies; a real lobby fills in
+    # minutes. `solrace serve --lobby-ttl`.
+    lobby_ttl_s: int = 15 * 60
     results_ttl_s: int = 3600  # a finished room (and its results) stays this long
     abandon_after_s: float = 300.0  # untimed races: a seat offline this long is resigned
     solver_budget_s: float = 5.0  # deal=winnable: time to find a winnable seed
@@ -63,7 +98,12 @@ class ServerConfig:
     verdict_per_client: int = 4  # of those, for rooms created by one connection
     verdict_max_nodes: int = 50_000  # the search's node budget (about 50 MB)
     hint_budget_s: float = 0.5  # solver time for one hint (hints cost heavy credits)
-    max_live_rooms: int = 10_000  # rooms this node holds connections in
+    # Rooms this node holds (connections in them, or a deadline firing); beyond it a
+    # create gets node_full: it was never enforced, and one client made 20,006 rooms.
+    max_live_rooms: int = 10_000
+    # Rooms in one `list` reply (a page; RoomList.next asks for the next). Listing all
+    # rooms took 778 ms at 20,000 rooms and exhausted the Redis pool at 300.
+    list_page: int = 50
     # events a room waits to publish while the store refuses them (retried in order);
     # beyond it the oldest go (a resume or the next event brings receivers up to date)
     room_outbox: int = 4096
@@ -94,3 +134,16 @@ class ServerConfig:
     # Where room seeds come from. None: ``secrets.randbits(64)``. Tests and reproducible
     # demos inject a fixed source; a public server must never (seeds must be unguessable).
     seed_source: Callable[[], int] | None = None
+
+
+# Per-address settings for one host that plays every client (tests, the embedded demo
+# server, benchmarks): all clients share 127.0.0.1, so the per-address caps and the one
+# seat per address rule would count them as one client. Never for a public server.
+ONE_HOST: dict[str, Any] = {
+    "shared_address_seats": True,
+    "max_connections_per_address": 1_000_000,
+    "connects_per_minute": 1_000_000,
+    "room_creates_per_minute": 1_000_000,
+    "max_seats_per_address": 1_000_000,
+    "failed_joins_per_minute": 1_000_000,
+}

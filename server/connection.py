@@ -31,6 +31,7 @@ from protocol import (
 from protocol import messages as m
 
 from . import legal, lobby, race
+from .credits import Credits
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ _HEAVY = (m.CreateRoom, m.Join, m.ListRooms, m.HintRequest)
 _WS_CLOSE = {
     Code.SHUTTING_DOWN: 1001,  # going away
     Code.SLOW_CONSUMER: 1008,  # policy violation
+    Code.ADDRESS_LIMIT: 1008,
     Code.TAKEN_OVER: 1000,
     Code.IDLE_TIMEOUT: 1000,
     Code.VERSION_MISMATCH: 1002,
@@ -61,26 +63,6 @@ class Server(lobby.Server, Protocol):
     frame_hook: Callable[[Any, bytes], None] | None
 
 
-class Credits:
-    """A token bucket: ``burst`` credits, refilled at ``per_s`` a second (lila-ws style),
-    as seconds pass on ``clock`` (monotonic; injectable so tests control the refill)."""
-
-    def __init__(self, burst: int, per_s: float, clock: Callable[[], float]) -> None:
-        self.burst, self.per_s, self.clock = burst, per_s, clock
-        self.credits = float(burst)
-        self.at = clock()
-
-    def take(self, cost: int = 1) -> bool:
-        """Spend ``cost`` credits if there are that many (else spend none)."""
-        now = self.clock()
-        self.credits = min(self.burst, self.credits + (now - self.at) * self.per_s)
-        self.at = now
-        if self.credits >= cost:
-            self.credits -= cost
-            return True
-        return False
-
-
 class Connection:
     """A client connection (see the module docstring)."""
 
@@ -91,12 +73,14 @@ class Connection:
         self.id = next(_ids)
         self.hello_done = False
         self.name = ""
+        self.address = ""  # the client's address (server/addresses.py), set by the server
         self.bot = False
         self.legal_moves = False  # hello.lm: attach the seat's legal moves (legal.py)
         self.room: Room | None = None
         self.member: Member | None = None
         self.rooms_used = 0
         self._queue: deque[bytes] = deque()
+        self._queued_bytes = 0  # sum of len() over _queue
         self._wake = asyncio.Event()
         self._closing: tuple[Code, str] | None = None
         self._stopped = False
@@ -115,15 +99,30 @@ class Connection:
         """Queue an encoded frame; a client whose queue is full is closed (slow_consumer)."""
         if self._closing is not None or self._stopped:
             return
-        if len(self._queue) >= self.config.outbound_queue:
+        if (len(self._queue) >= self.config.outbound_queue
+                or self.outbound_bytes() + len(frame) > self.config.max_outbound_bytes):
             self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
+            self._queued_bytes = 0
             self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
+            cut_off = getattr(self.ws, "cut_off", None)  # server.guard: 1008, then abort
+            if cut_off is not None:  # our writer may be blocked on a peer that never reads:
+                # if Closing has not gone out by then, fail the websocket under it
+                asyncio.get_running_loop().call_later(
+                    self.config.shutdown_grace_s, cut_off, Code.SLOW_CONSUMER)
             return
         hook = self.server.frame_hook
         if hook is not None:  # tests: see every frame at the moment it is queued
             hook(self, frame)
         self._queue.append(frame)
+        self._queued_bytes += len(frame)
         self._wake.set()
+
+    def outbound_bytes(self) -> int:
+        """Bytes queued for this client and not yet sent: our queue plus the transport's
+        write buffer (``ServerConfig.max_outbound_bytes`` caps the sum)."""
+        transport = getattr(self.ws, "transport", None)
+        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
+        return self._queued_bytes + buffered
 
     def close_with(self, code: Code, message: str) -> None:
         """Send what is queued, then ``Closing`` with ``code``, then close the socket."""
@@ -143,7 +142,9 @@ class Connection:
                 await self._wake.wait()
                 self._wake.clear()
                 while self._queue:
-                    await self.ws.send(self._queue.popleft())
+                    frame = self._queue.popleft()
+                    self._queued_bytes -= len(frame)
+                    await self.ws.send(frame)
                     self.server.metrics.frames_out.inc()
                 if self._closing is not None:
                     code, message = self._closing
@@ -258,7 +259,7 @@ class Connection:
             else:
                 await lobby.join(server, self, msg.code, msg.role)
         elif isinstance(msg, m.ListRooms):
-            self.send(await lobby.list_rooms(server))
+            self.send(await lobby.list_rooms(server, msg.before))
         elif isinstance(msg, m.Ready):
             await race.set_ready(*self._in_room(), msg.ready)
         elif isinstance(msg, m.StartNow):

@@ -27,11 +27,13 @@ from protocol.messages import (
 
 from . import events as ev
 from . import logs, race, views
+from .addresses import AddressBook
 from .core import machine as core
 from .room import Host, Member, Room
 from .room import Peer as Connection
 from .seeds import choose_seed
 from .store import RoomRecord, SeatRecord
+from .store.base import Cursor
 from .verdicts import VerdictPool
 
 log = logging.getLogger(__name__)
@@ -42,12 +44,17 @@ class Server(Host, Protocol):
 
     node_id: str
     verdicts: VerdictPool
+    addresses: AddressBook
+    rooms: dict[str, Room]
 
     async def local_room(self, record: RoomRecord) -> Room:
         """This node's room for ``record.code``, opened once and shared."""
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
-CODE_LENGTH = 6
+# 31**10 = 2**49.5 codes; with at most max_live_rooms (10,000) rooms live a guess hits
+# with odds 2**-36.2, and an address gets failed_joins_per_minute (10) guesses a minute:
+# docs/SECURITY.md, "Room codes".
+CODE_LENGTH = 10
 
 
 def validate_settings(settings: RoomSettings) -> RoomSettings:
@@ -67,6 +74,11 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     """Create a room and enter it as its first player (or as a spectator)."""
     conn.count_room()
     settings = validate_settings(msg.settings)
+    if msg.as_player:  # before the room exists: a refused seat leaves no empty room
+        server.addresses.check_seat(conn.address, _holds_seat)
+    server.addresses.check_create(conn.address)
+    if len(server.rooms) >= server.config.max_live_rooms:
+        raise ProtocolError(Code.NODE_FULL)
     if not msg.as_player and not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
     seed, winnable, par = await choose_seed(server, settings)
@@ -97,9 +109,12 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
 
 
 async def join(server: Server, conn: Connection, code: str, role: str) -> None:
-    """Join a room by code as a player (lobby only) or a spectator."""
+    """Join a room by code as a player (lobby only) or a spectator. An address that
+    named too many unknown rooms in the last minute is refused before the lookup."""
+    server.addresses.check_join_allowed(conn.address)
     record = await server.store.get_room(code.upper())
     if record is None:
+        server.addresses.failed_join(conn.address)
         raise ProtocolError(Code.NO_SUCH_ROOM, f"no room {code!r}")
     conn.count_room()
     if role == "player":
@@ -113,6 +128,43 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     await _enter(server, conn, record, Member(conn, 0))
 
 
+async def _reclaim_offline_seat(server: Server, code: str) -> bool:
+    """A full lobby frees one seat whose holder is offline (disconnected; its token can
+    no longer resume it): join-and-disconnect must not squat public rooms. The removal
+    is fenced by the seat's epoch, so a holder resuming at that moment keeps it."""
+    for seat in await server.store.get_seats(code):
+        if not seat.connected and await server.store.remove_seat(code, seat.seat, seat.epoch):
+            return True
+    return False
+
+
+def _holds_seat(conn: Any) -> bool:
+    """The connection holds a seat in a room that is not finished."""
+    member, room = conn.member, conn.room
+    return bool(member is not None and member.is_player and room is not None
+                and room.phase != "finished")
+
+
+async def _check_address(server: Server, conn: Connection, record: RoomRecord,
+                         settings: RoomSettings) -> None:
+    """The address's seat cap; and one seat per address in a hidden-information room
+    (face-down cards) unless ``shared_address_seats``: a second seat on the same deal
+    would show the first one's face-down cards (issue 17)."""
+    server.addresses.check_seat(conn.address, _holds_seat)
+    if server.config.shared_address_seats or not hides_cards(settings):
+        return
+    seats = await server.store.get_seats(record.code)
+    if any(s.address == conn.address for s in seats):
+        raise ProtocolError(Code.SAME_ADDRESS)
+
+
+def hides_cards(settings: RoomSettings) -> bool:
+    """True if the room's deal has face-down cards (the same deal on every seat: a card
+    one seat has turned up is face down on another's board)."""
+    variant = engine.get_variant(settings.variant)
+    return bool(variant.make_rules(settings.options).has_face_down)
+
+
 def same_name(name: str) -> str:
     """A seat name as compared for uniqueness in a room: NFC-normalised, spaces trimmed,
     case-folded ("Ann " and "ann" are the same name)."""
@@ -121,6 +173,7 @@ def same_name(name: str) -> str:
 
 async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> None:
     settings = msgspec.convert(record.settings, RoomSettings)
+    await _check_address(server, conn, record, settings)
     # Names are unique among a room's seats (a resume keeps its seat's name; spectators
     # have no seat). The check and add_seat are two steps: two joins with one name at
     # the same instant on two nodes can still both get a seat.
@@ -130,8 +183,11 @@ async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> 
                             f"the name {conn.name.strip()} is taken in room {record.code}: "
                             "pick another")
     secret = tokens.new_secret()
-    seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=tokens.secret_hash(secret))
+    seat = SeatRecord(seat=0, name=conn.name, bot=conn.bot, token_hash=tokens.secret_hash(secret),
+                      address=conn.address)
     number = await server.store.add_seat(record.code, seat, settings.max_players)
+    if number is None and await _reclaim_offline_seat(server, record.code):
+        number = await server.store.add_seat(record.code, seat, settings.max_players)
     if number is None:
         now = await server.store.get_room(record.code)
         if now is None or now.phase != "lobby":
@@ -229,42 +285,52 @@ async def _enter(
 
 
 async def leave(server: Server, conn: Connection) -> None:
-    """Leave the room (the connection stays open). A player's seat stays; its token can
-    resume it until the results."""
+    """Leave the room (the connection stays open). A lobby seat is freed; a seat in a
+    race stays, and its token can resume it until the results."""
     room, member = conn.room, conn.member
     if room is None or member is None:
         raise ProtocolError(Code.NOT_IN_ROOM)
-    await drop(server, conn)
+    await drop(server, conn, give_up_seat=True)
 
 
-async def drop(server: Server, conn: Connection) -> None:
-    """The connection left its room (leave or disconnect): the core marks the seat
-    offline (if the connection still holds it) and arms the abandon deadline for a seat
-    still racing an untimed race."""
+async def drop(server: Server, conn: Connection, give_up_seat: bool = False) -> None:
+    """The connection left its room (leave or disconnect). A lobby seat left on
+    purpose (``give_up_seat``) is freed; otherwise the core marks the seat offline (if
+    the connection still holds it) and arms the abandon deadline for a seat still
+    racing an untimed race."""
     room, member = conn.room, conn.member
     conn.room = conn.member = None
     if room is None or member is None:
         return
     room.detach(conn)
     try:
-        if member.is_player:  # after the results too: a leaver cannot ask for a rematch
+        if (give_up_seat and member.is_player and room.phase == "lobby"
+                and await server.store.remove_seat(room.code, member.seat, member.epoch)):
+            # A seat left in the lobby is freed (join-and-leave squatted public rooms
+            # full); its token is void. The others may all be ready now.
+            await room.publish_seats()
+            await race.run(room, core.Check())
+        elif member.is_player:  # after the results too: a leaver cannot ask for a rematch
             await race.run(room, core.Left(member.seat, member.epoch))
     finally:
         await server.release_room(room)
 
 
-async def list_rooms(server: Server) -> RoomList:
-    """The open public rooms (at most 100, newest first)."""
-    records = [r for r in await server.store.list_rooms() if r.settings.get("pu", True)]
-    records.sort(key=lambda r: r.created_ms, reverse=True)
+async def list_rooms(server: Server, before: str | None = None) -> RoomList:
+    """One page (``list_page`` rooms) of the open public rooms, newest first, after the
+    cursor ``before``; a fixed number of store round trips whatever the room count."""
+    cursor: Cursor | None = None
+    if before is not None:
+        ms, _, code = before.partition(".")
+        cursor = (int(ms), code)  # the decoder checked the form
+    listed, after = await server.store.list_public(cursor, server.config.list_page)
     out = []
-    for record in records[:100]:
+    for record, seats in listed:
         settings = msgspec.convert(record.settings, RoomSettings)
-        seats = await server.store.get_seats(record.code)
         out.append(RoomSummary(
             code=record.code, variant=settings.variant, options=dict(settings.options),
             rank_by=settings.rank_by, phase=record.phase,
             players=len(seats), max_players=settings.max_players,
             bots=sum(s.bot for s in seats), spectators=settings.spectators,
         ))
-    return RoomList(rooms=out)
+    return RoomList(rooms=out, next=None if after is None else f"{after[0]}.{after[1]}")

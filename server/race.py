@@ -132,6 +132,7 @@ async def carry_out(room: Room, effects: list[core.Effect]) -> None:
         elif isinstance(effect, core.NewRound):
             await new_round(room, effect.keep)
         else:  # core.Expire: the lobby ran out; its keys go with their TTL
+            await store.unlist_room(code)  # the index has no TTL: unlist it now
             await store.expire_room(code, 1)
 
 

@@ -64,6 +64,7 @@ class Peer(Protocol):
     id: int
     name: str
     bot: bool
+    address: str  # the client's address (server/addresses.py)
     room: Room | None
     member: Member | None
 
@@ -437,8 +438,11 @@ class Room(Timed):
             self._note_down(event.seat, event.seq, event.down)
             if event.status != "playing":
                 self._done.add(event.seat)
-        if isinstance(event, ev.Moved) and self.delay_ms and not self.closed:
+        if (isinstance(event, ev.Moved) and self.delay_ms and not self.closed
+                and any(not m.is_player for m in self.members.values())):
             # One timer per move for all spectators; each member filters duplicates.
+            # None without a spectator here: one who joins later gets the moves still
+            # due from the log (boards_for), so the buffer lives only while needed.
             due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms
             diff = Diff(
                 seat=event.seat, seq=event.seq, move=event.move, hash=event.hash,

@@ -167,7 +167,7 @@ class ChildServer:
     def __init__(self, rate: float) -> None:
         argv = [sys.executable, "-m", "client_cli.main", "serve", "--host", "127.0.0.1",
                 "--port", "0", "--rate", str(rate), "--burst", str(max(20, int(rate))),
-                "--log-level", "WARNING"]
+                "--log-level", "WARNING", "--one-host"]  # every bench client is this host
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().strip()  # "solrace listening on ws://HOST:PORT"

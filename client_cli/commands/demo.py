@@ -93,14 +93,14 @@ async def start_race(
     from client_cli.bots import make_bot
     from client_cli.sdk import RaceClient, settings_from
     from server.app import Server
-    from server.config import ServerConfig
+    from server.config import ONE_HOST, ServerConfig
 
     # The server is ours: a generous rate so a fast demo is limited by --speed only.
     # A fixed seed is fine here: this server is private to the demo (a public server must
     # keep seeds unguessable).
     fixed = None if seed is None else (lambda: seed)
     server = Server(ServerConfig(host="127.0.0.1", port=0, rate_per_s=500.0, rate_burst=500,
-                                 seed_source=fixed))
+                                 seed_source=fixed, **ONE_HOST))
     await server.start()
     settings = settings_from(
         variant, max_players=bots, time_limit_s=time_limit, countdown_s=countdown

@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import socket
+from dataclasses import replace
 
 log = logging.getLogger("solrace.serve")
 
@@ -41,6 +42,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "(default %(default)s; bots pace themselves to it)")
     p.add_argument("--burst", type=int, default=20, metavar="N",
                    help="messages a connection may send at once (default %(default)s)")
+    p.add_argument("--trusted-proxy", action="append", metavar="CIDR",
+                   default=[c for c in os.environ.get("SOLRACE_TRUSTED_PROXIES", "").split(",")
+                            if c.strip()],
+                   help="a proxy whose X-Forwarded-For names the client (repeatable; "
+                   "default: $SOLRACE_TRUSTED_PROXIES, comma-separated, else none: the TCP "
+                   "peer is the client)")
+    p.add_argument("--per-address-connections", type=int, default=64, metavar="N",
+                   help="connections open at once from one client address (default %(default)s)")
+    p.add_argument("--connects-per-minute", type=int, default=120, metavar="N",
+                   help="handshakes one client address may make a minute (default %(default)s)")
+    p.add_argument("--room-creates-per-minute", type=int, default=20, metavar="N",
+                   help="rooms one client address may create a minute (default %(default)s)")
+    p.add_argument("--seats-per-address", type=int, default=16, metavar="N",
+                   help="seats one client address may hold at once (default %(default)s)")
+    p.add_argument("--failed-joins-per-minute", type=int, default=10, metavar="N",
+                   help="joins naming no room one client address may make a minute "
+                   "(default %(default)s)")
+    p.add_argument("--shared-address-seats", action="store_true",
+                   help="let one client address hold several seats of a room with face-down "
+                   "cards (a LAN event behind one NAT); off: one seat per address")
+    p.add_argument("--one-host", action="store_true",
+                   help="every client runs on this host (tests, demos, benchmarks): no "
+                   "per-address caps, shared-address seats; never on a public server")
+    p.add_argument("--lobby-ttl", type=_positive, default=15 * 60, metavar="S",
+                   help="seconds a room that never starts lives (default %(default)s)")
+    p.add_argument("--max-live-rooms", type=int, default=10_000, metavar="N",
+                   help="rooms this node holds at once; beyond it, create gets node_full "
+                   "(default %(default)s)")
     p.add_argument("--allow-volatile-store", action="store_true",
                    help="serve even if Redis does not persist acknowledged moves (no AOF): "
                    "a Redis restart then loses moves and races; /healthz says degraded")
@@ -74,16 +103,26 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace) -> int:
     from server.app import Server, VolatileStore
-    from server.config import ServerConfig
+    from server.config import ONE_HOST, ServerConfig
 
     config = ServerConfig(host=args.host, port=args.port, store_url=args.redis,
                           node_id=args.node_id, rate_per_s=args.rate,
                           rate_burst=max(1, args.burst),
                           allow_volatile_store=args.allow_volatile_store,
-                          redis_wait_replicas=max(0, args.redis_wait_replicas))
+                          redis_wait_replicas=max(0, args.redis_wait_replicas),
+                          trusted_proxies=tuple(args.trusted_proxy),
+                          max_connections_per_address=args.per_address_connections,
+                          connects_per_minute=args.connects_per_minute,
+                          room_creates_per_minute=args.room_creates_per_minute,
+                          max_seats_per_address=args.seats_per_address,
+                          failed_joins_per_minute=args.failed_joins_per_minute,
+                          shared_address_seats=args.shared_address_seats,
+                          lobby_ttl_s=int(args.lobby_ttl), max_live_rooms=args.max_live_rooms)
+    if args.one_host:
+        config = replace(config, **ONE_HOST)
     try:
         server = Server(config)
-    except ValueError as exc:  # e.g. --redis-wait-replicas with a Cluster URL
+    except ValueError as exc:  # --redis-wait-replicas with a Cluster URL, a bad --trusted-proxy
         log.error("bad settings: %s", exc, extra={"error": "bad_settings"})
         return 2
     try:

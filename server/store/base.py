@@ -60,6 +60,10 @@ class Deadline(NamedTuple):
     lease_ms: int
 
 
+Cursor = tuple[int, str]  # (created_ms, code) of the last room of a page
+Listed = tuple[RoomRecord, list[SeatRecord]]  # a listed room and its seats
+
+
 class Store(Protocol):
     """Rooms, seats, move logs and results, plus a per-room event bus."""
 
@@ -71,7 +75,20 @@ class Store(Protocol):
         """The room, or None if there is none (or it expired)."""
 
     async def list_rooms(self) -> list[RoomRecord]:
-        """Rooms not finished (public or not: the caller filters)."""
+        """Rooms not finished (public or not: the caller filters). O(rooms): for tests
+        and tools; ``list`` uses ``list_public``."""
+
+    async def list_public(self, before: Cursor | None,
+                          limit: int) -> tuple[list[Listed], Cursor | None]:
+        """Public rooms not finished, newest first (by ``(created_ms, code)``), strictly
+        older than ``before``, at most ``limit``, each with its seats; and the cursor of
+        the next page (None: no more). O(limit) work and a fixed number of store round
+        trips, whatever the number of rooms (rooms that finished or expired are dropped
+        from the index on the way; a page that met some may be short)."""
+
+    async def unlist_room(self, code: str) -> None:
+        """Drop the room from the indexes behind ``list_rooms``/``list_public`` (its
+        lobby expired; a finished room is dropped by ``set_phase``)."""
 
     async def set_phase(self, code: str, expect: str, phase: str, **fields: Any) -> bool:
         """Compare-and-set: if the room's phase is ``expect``, set it to ``phase`` and set
@@ -92,6 +109,10 @@ class Store(Protocol):
     async def add_seat(self, code: str, seat: SeatRecord, max_players: int) -> int | None:
         """Give ``seat`` the next free seat number (1..max_players) while the room is in
         the lobby; returns that number, or None if the room is full or not in the lobby."""
+
+    async def remove_seat(self, code: str, seat: int, epoch: int) -> bool:
+        """Free the seat (a later ``add_seat`` may reuse its number) if the room is in
+        the lobby and the seat is at ``epoch``; True if it did, else nothing changed."""
 
     async def get_seats(self, code: str) -> list[SeatRecord]:
         """Every seat of the room, by seat number."""

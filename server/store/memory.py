@@ -10,6 +10,7 @@ mutates a record it got back changes nothing here, as with a remote store.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import copy
 import heapq
 import inspect
@@ -19,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from .base import Deadline, Durability, EventHandler, SeqConflict, StaleEpoch
+from .base import Cursor, Deadline, Durability, EventHandler, Listed, SeqConflict, StaleEpoch
 from .records import NEW_ROUND_SEAT, LogEntry, RoomRecord, SeatRecord
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,9 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._rooms: dict[str, _Room] = {}
+        # (created_ms, code) of public rooms, ascending; finished or expired ones are
+        # dropped when a listing meets them (each once), so a page costs O(page).
+        self._public: list[Cursor] = []
         self._subscribers: dict[str, list[EventHandler]] = {}
         self._closed = False
         # (code, kind) -> due (wall ms); the heap orders them, stale entries skipped
@@ -73,6 +77,8 @@ class MemoryStore:
         if self._room(room.code) is not None:
             return False
         self._rooms[room.code] = _Room(copy.deepcopy(room))
+        if room.settings.get("pu", True):
+            bisect.insort(self._public, (room.created_ms, room.code))
         return True
 
     async def get_room(self, code: str) -> RoomRecord | None:
@@ -89,6 +95,36 @@ class MemoryStore:
                 out.append(copy.deepcopy(room.record))
         return out
 
+    async def list_public(self, before: Cursor | None,
+                          limit: int) -> tuple[list[Listed], Cursor | None]:
+        """Public rooms not finished, newest first, older than ``before`` — see ``Store``."""
+        index = self._public
+        i = (bisect.bisect_left(index, before) if before is not None else len(index)) - 1
+        out: list[Listed] = []
+        stale: list[int] = []
+        last: Cursor | None = None
+        while i >= 0 and len(out) < limit:
+            last = index[i]
+            room = self._room(last[1])
+            if room is None or room.record.phase == "finished":
+                stale.append(i)  # descending: deleting in this order keeps indexes valid
+            else:
+                seats = [msgspec.structs.replace(room.seats[n]) for n in sorted(room.seats)]
+                out.append((copy.deepcopy(room.record), seats))
+            i -= 1
+        for j in stale:
+            del index[j]
+        return out, (last if i >= 0 else None)
+
+    async def unlist_room(self, code: str) -> None:
+        """Drop the room from the public index — see ``Store``."""
+        room = self._room(code)
+        if room is not None:
+            key = (room.record.created_ms, code)
+            i = bisect.bisect_left(self._public, key)
+            if i < len(self._public) and self._public[i] == key:
+                del self._public[i]
+
     async def set_phase(self, code: str, expect: str, phase: str, **fields: Any) -> bool:
         """Compare-and-set of the room's phase (and ``fields``) — see ``Store``."""
         _check_fields(fields, _ROOM_FIELDS - {"phase"}, "RoomRecord")
@@ -104,8 +140,11 @@ class MemoryStore:
         room = self._room(code)
         if room is None or room.record.phase != "finished":
             return False
+        await self.unlist_room(code)  # its old index entry, if a listing did not drop it
         room.record = msgspec.structs.replace(room.record, phase="lobby",
                                               **copy.deepcopy(fields))
+        if room.record.settings.get("pu", True):  # listed again, like a new room
+            bisect.insort(self._public, (room.record.created_ms, code))
         room.results = None
         room.seats = {n: msgspec.structs.replace(seat, **NEW_ROUND_SEAT)
                       for n, seat in room.seats.items() if n in keep}
@@ -137,6 +176,16 @@ class MemoryStore:
                 room.logs[number] = []
                 return number
         return None
+
+    async def remove_seat(self, code: str, seat: int, epoch: int) -> bool:
+        """Free the seat while the room is in the lobby — see ``Store``."""
+        room = self._room(code)
+        held = room.seats.get(seat) if room is not None else None
+        if room is None or held is None or room.record.phase != "lobby" or held.epoch != epoch:
+            return False
+        del room.seats[seat]
+        room.logs.pop(seat, None)
+        return True
 
     async def get_seats(self, code: str) -> list[SeatRecord]:
         """Every seat of the room, by seat number (empty if there is no room)."""

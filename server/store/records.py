@@ -46,6 +46,9 @@ class SeatRecord(msgspec.Struct, kw_only=True):
     moves: int = 0
     finish_ms: int | None = None
     bot_like: bool = False  # its move clocks were beyond human (protocol.ranking.bot_like)
+    # The client address that took the seat (server/addresses.py): any node can hold a
+    # hidden-information room to one seat per address. Never sent to clients.
+    address: str = ""
 
 
 # What a kept seat's record becomes at a rematch (``Store.new_round``).

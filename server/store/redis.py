@@ -48,13 +48,27 @@ from redis.exceptions import RedisError, ResponseError
 from protocol.limits import MAX_SEATS
 
 from . import redis_scripts as lua
-from .base import Deadline, Durability, EventHandler, SeqConflict, StaleEpoch, StoreUnavailable
+from .base import (
+    Cursor,
+    Deadline,
+    Durability,
+    EventHandler,
+    Listed,
+    SeqConflict,
+    StaleEpoch,
+    StoreUnavailable,
+)
 from .records import NEW_ROUND_SEAT, LogEntry, RoomRecord, SeatRecord
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 
 log = logging.getLogger("solrace.store.redis")
 
 OPEN_ROOMS_KEY = "solrace:rooms:open"
+# Public rooms not finished, scored by created_ms: `list` reads one page of it.
+PUBLIC_ROOMS_KEY = "solrace:rooms:public"
+# Members read past the cursor's score to skip rooms created in the same millisecond
+# that the previous page already showed (more than this many in one ms: a short page).
+_TIE_SLACK = 16
 DEADLINES_KEY = "solrace:deadlines"
 PRIMARIES = RedisCluster.PRIMARIES
 SOCKET_TIMEOUT_S = 1.0
@@ -112,6 +126,21 @@ def _room_from_hash(data: dict[bytes, bytes]) -> RoomRecord:
     return msgspec.convert(values, RoomRecord)
 
 
+def _seats_from_hash(data: dict[bytes, bytes]) -> list[SeatRecord]:
+    """Every seat in a room's seats hash (fields ``"<seat>:<name>"``), by seat number."""
+    grouped: dict[int, dict[str, bytes]] = defaultdict(dict)
+    for key, value in data.items():
+        seat, _, name = key.decode().partition(":")
+        grouped[int(seat)][name] = value
+    seats = []
+    for number in sorted(grouped):
+        values = grouped[number]
+        epoch = values.pop("epoch")
+        values = {k: v for k, v in values.items() if not k.startswith("_")}
+        seats.append(_seat_from_fields(number, epoch, values))
+    return seats
+
+
 def _seat_from_fields(seat: int, epoch: bytes, values: dict[str, bytes]) -> SeatRecord:
     decoded: dict[str, Any] = {k: _decode(v) for k, v in values.items()}
     return msgspec.convert({**decoded, "seat": seat, "epoch": int(epoch)}, SeatRecord)
@@ -138,7 +167,7 @@ class RedisStore:
         self._scripts = {
             name: client.register_script(getattr(lua, name))
             for name in (
-                "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
+                "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "REMOVE_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
                 "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY", "NEW_ROUND",
                 "CLAIM_DEADLINES", "DONE_DEADLINE",
             )
@@ -229,6 +258,9 @@ class RedisStore:
         try:
             score = {room.code: room.created_ms}
             await self._run("index room", lambda: self._client.zadd(OPEN_ROOMS_KEY, score))
+            if room.settings.get("pu", True):
+                await self._run("index room",
+                                lambda: self._client.zadd(PUBLIC_ROOMS_KEY, score))
         except StoreUnavailable:
             # keep "nothing changed" as far as Redis lets us
             try:
@@ -263,6 +295,51 @@ class RedisStore:
             await self._run("prune rooms", lambda: self._client.zrem(OPEN_ROOMS_KEY, *stale))
         return rooms
 
+    async def list_public(self, before: Cursor | None,
+                          limit: int) -> tuple[list[Listed], Cursor | None]:
+        """Public rooms not finished, newest first, older than ``before`` — see
+        ``Store``. Two round trips: one page of the index, then one pipeline reading
+        the page's rooms and seats (a third drops stale codes from the index)."""
+        top: Any = before[0] if before is not None else "+inf"
+        raw = await self._run("list rooms", lambda: self._client.zrevrangebyscore(
+            PUBLIC_ROOMS_KEY, top, "-inf", start=0, num=limit + _TIE_SLACK, withscores=True))
+        page = [(int(score), member.decode()) for member, score in raw]
+        if before is not None:
+            page = [key for key in page if key < before]
+        more = len(page) > limit or len(raw) == limit + _TIE_SLACK
+        page = page[:limit]
+        if not page:
+            return [], None
+
+        async def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for _, code in page:
+                keys = _Keys(code)
+                pipe.hgetall(keys.room)
+                pipe.hgetall(keys.seats)
+            return list(await pipe.execute())
+
+        found = await self._run("list rooms", read)
+        out: list[Listed] = []
+        stale: list[str] = []
+        for i, (_, code) in enumerate(page):
+            data, seat_data = found[2 * i], found[2 * i + 1]
+            room = _room_from_hash(data) if data else None
+            if room is None or room.phase == "finished":
+                stale.append(code)
+            else:
+                out.append((room, _seats_from_hash(seat_data)))
+        if stale:
+            with contextlib.suppress(StoreUnavailable):  # the next listing prunes them
+                await self._run("prune rooms",
+                                lambda: self._client.zrem(PUBLIC_ROOMS_KEY, *stale))
+        return out, (page[-1] if more else None)
+
+    async def unlist_room(self, code: str) -> None:
+        """Drop the room from both indexes — see ``Store``."""
+        await self._run("unlist room", lambda: self._client.zrem(OPEN_ROOMS_KEY, code))
+        await self._run("unlist room", lambda: self._client.zrem(PUBLIC_ROOMS_KEY, code))
+
     async def set_phase(self, code: str, expect: str, phase: str, **fields: Any) -> bool:
         """Compare-and-set of the room's phase (and ``fields``) in one script."""
         _check_fields(fields, _ROOM_FIELDS - {"code", "phase"})
@@ -274,7 +351,7 @@ class RedisStore:
         if won and phase == "finished":
             # if this fails, list_rooms still skips the room and prunes the index itself
             with contextlib.suppress(StoreUnavailable):
-                await self._run("unlist room", lambda: self._client.zrem(OPEN_ROOMS_KEY, code))
+                await self.unlist_room(code)
         return won
 
     async def new_round(self, code: str, keep: list[int], **fields: Any) -> bool:
@@ -294,6 +371,10 @@ class RedisStore:
             score = {code: int(fields.get("created_ms") or 0)}
             with contextlib.suppress(StoreUnavailable):
                 await self._run("index room", lambda: self._client.zadd(OPEN_ROOMS_KEY, score))
+                room = await self.get_room(code)
+                if room is not None and room.settings.get("pu", True):
+                    await self._run("index room",
+                                    lambda: self._client.zadd(PUBLIC_ROOMS_KEY, score))
         return won
 
     async def expire_room(self, code: str, ttl_s: int) -> None:
@@ -315,20 +396,17 @@ class RedisStore:
         number = await self._script("ADD_SEAT", [keys.room, keys.seats], args)
         return int(number) or None
 
+    async def remove_seat(self, code: str, seat: int, epoch: int) -> bool:
+        """Free the seat while the room is in the lobby — see ``Store``."""
+        keys = _Keys(code)
+        done = await self._script("REMOVE_SEAT", [keys.room, keys.seats],
+                                  [_LOBBY, int(seat), int(epoch)])
+        return bool(done)
+
     async def get_seats(self, code: str) -> list[SeatRecord]:
         """Every seat of the room, by seat number."""
         data = await self._run("get seats", lambda: self._client.hgetall(_Keys(code).seats))
-        grouped: dict[int, dict[str, bytes]] = defaultdict(dict)
-        for key, value in data.items():
-            number, _, name = key.decode().partition(":")
-            grouped[int(number)][name] = value
-        seats = []
-        for number in sorted(grouped):
-            values = grouped[number]
-            epoch = values.pop("epoch")
-            values = {k: v for k, v in values.items() if not k.startswith("_")}
-            seats.append(_seat_from_fields(number, epoch, values))
-        return seats
+        return _seats_from_hash(data)
 
     async def get_seat(self, code: str, seat: int) -> SeatRecord | None:
         """One seat, or None."""

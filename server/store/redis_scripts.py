@@ -71,6 +71,21 @@ end
 return 0
 """
 
+# KEYS: room, seats. ARGV: encoded lobby phase, seat number, epoch. Deletes every field
+# of the seat if the room is in the lobby and the seat is at that epoch. Returns 1 if it
+# did, else 0 (a repeat finds no seat: 0, nothing changed).
+REMOVE_SEAT = """
+if redis.call('HGET', KEYS[1], 'phase') ~= ARGV[1] then return 0 end
+if redis.call('HGET', KEYS[2], ARGV[2] .. ':epoch') ~= ARGV[3] then return 0 end
+local prefix = ARGV[2] .. ':'
+local fields = {}
+for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+  if string.sub(f, 1, #prefix) == prefix then fields[#fields + 1] = f end
+end
+redis.call('HDEL', KEYS[2], unpack(fields))
+return 1
+"""
+
 # KEYS: seats. ARGV: seat number. Returns the new epoch, or 0 if there is no such seat.
 TAKE_SEAT = """
 if redis.call('HEXISTS', KEYS[1], ARGV[1] .. ':epoch') == 0 then return 0 end

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from server.app import Server
-from server.config import ServerConfig
+from server.config import ONE_HOST, ServerConfig
 
 StartServer = Callable[..., Awaitable[Server]]
 
@@ -23,6 +23,8 @@ async def start_server() -> AsyncIterator[StartServer]:
 
     async def start(seed: int | None = None, **overrides: Any) -> Server:
         overrides.setdefault("host", "127.0.0.1")
+        for key, value in ONE_HOST.items():  # every test client is 127.0.0.1
+            overrides.setdefault(key, value)
         overrides.setdefault("port", 0)
         overrides.setdefault("rate_per_s", 10_000.0)
         overrides.setdefault("rate_burst", 10_000)

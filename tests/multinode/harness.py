@@ -66,6 +66,7 @@ class Node:
             self.proc = await asyncio.create_subprocess_exec(
                 SOLRACE, "serve", "--host", "127.0.0.1", "--port", "0",
                 "--redis", self.redis_url, "--node-id", self.name, "--log-level", "INFO",
+                "--one-host",  # every test client is 127.0.0.1
                 *self.extra,
                 stdout=asyncio.subprocess.PIPE, stderr=log,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},

@@ -131,6 +131,7 @@ class Serve:
         self.name, self.host, self.port = name, host, port
         self.logfile = workdir / f"{name}.stderr"
         self.cmd = [SOLRACE, "serve", "--host", host, "--port", str(port), "--node-id", name,
+                    "--one-host",  # every test client is this host
                     *(["--redis", redis_url] if redis_url else []), *extra]
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = ""

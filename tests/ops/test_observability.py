@@ -105,7 +105,7 @@ def test_metrics_exist_with_node_label_and_count_what_happened(
                      op="take_seat") == 1
         # Redis went away during _exercise_and_hold: the list request failed on it
         assert value(families, "solrace_store_errors", "solrace_store_errors_total",
-                     op="list_rooms", kind="unavailable") == 1
+                     op="list_public", kind="unavailable") == 1
         # the event-loop probe has run at least once (it wakes every 0.5 s)
         wait_for("a loop-lag sample", lambda: value(
             scrape(node), "solrace_event_loop_lag_seconds",

@@ -61,6 +61,8 @@ def _widest(t: mi.Type) -> Any:
             return "A" * (t.max_length or 0)
         if t.pattern == M.IDENT_PATTERN:
             return "a" * (t.max_length or 0)
+        if t.pattern == M.CURSOR_PATTERN:  # the longest cursor the pattern allows
+            return "9" * 16 + "." + "A" * 16
         return "\U0001f0a1" * (t.max_length or 0)  # a playing card: 4 bytes in UTF-8
     if isinstance(t, mi.LiteralType):
         return max(t.values, key=lambda v: len(str(v)))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from server.app import Server
-from server.config import ServerConfig
+from server.config import ONE_HOST, ServerConfig
 
 ServerFactory = Callable[..., Awaitable[Server]]
 
@@ -47,6 +47,8 @@ async def server_factory(
         overrides.setdefault("seed_source", lambda: seeds.getrandbits(64))
         overrides.setdefault("port", 0)
         overrides.setdefault("host", "127.0.0.1")
+        for key, value in ONE_HOST.items():  # every test client is 127.0.0.1
+            overrides.setdefault(key, value)
         server = Server(ServerConfig(**overrides))
         await server.start()
         servers.append(server)

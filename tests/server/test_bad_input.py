@@ -288,10 +288,10 @@ class FlakyStore(MemoryStore):
 
 
 async def test_a_join_that_fails_midway_leaves_no_phantom_seat() -> None:
-    from server.config import ServerConfig
+    from server.config import ONE_HOST, ServerConfig
 
     store = FlakyStore()
-    server = Server(ServerConfig(port=0, rate_burst=1000), store=store)
+    server = Server(ServerConfig(port=0, rate_burst=1000, **ONE_HOST), store=store)
     await server.start()
     try:
         one = await TestClient.connect(server.url, "one")
@@ -312,10 +312,10 @@ async def test_a_join_that_fails_midway_leaves_no_phantom_seat() -> None:
 
 
 async def test_store_unavailable_rejects_and_changes_nothing() -> None:
-    from server.config import ServerConfig
+    from server.config import ONE_HOST, ServerConfig
 
     store = FlakyStore()
-    server = Server(ServerConfig(port=0, rate_burst=1000), store=store)
+    server = Server(ServerConfig(port=0, rate_burst=1000, **ONE_HOST), store=store)
     await server.start()
     try:
         one, _two, code = await _started(server)

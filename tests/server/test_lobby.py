@@ -57,9 +57,25 @@ async def test_leaving_the_lobby_frees_the_start(server: Server) -> None:
     assert [b.seat for b in started.boards] == [1]
     await two.send(m.Ping(nonce=3))  # the connection is still usable outside the room
     assert (await two.expect(m.Pong)).nonce == 3
-    back = await TestClient.connect(server.url, "two-back", token=two.token)
-    again = await back.expect(m.Joined)
-    assert again.phase == "running" and [b.seq for b in again.boards] == [0]
+    # Leaving a lobby gives the seat up (seat squatting, issue 17): its token is void.
+    back = await TestClient.connect(server.url, "two-back", hello=False)
+    await back.send(m.Hello(version=1, name="two-back", token=two.token))
+    await back.expect_error("bad_token")
+
+
+async def test_a_full_lobby_reclaims_a_disconnected_seat(server: Server) -> None:
+    one = await TestClient.connect(server.url, "one")
+    joined = await one.create(variant="spanish", max_players=2)
+    gone = await TestClient.connect(server.url, "gone")
+    await gone.join(joined.code)
+    await gone.close()
+    while True:  # the creator is told when the server has seen the disconnect
+        seats = await one.expect(m.Seats)
+        if [s.connected for s in seats.seats] == [True, False]:
+            break
+    late = await TestClient.connect(server.url, "late")
+    reply = await late.join(joined.code)
+    assert reply.seat == 2 and [s.name for s in reply.seats] == ["one", "late"]
 
 
 async def test_hints_when_the_room_gives_them(server: Server) -> None:

@@ -309,6 +309,48 @@ async def test_deadlines_are_claimed_once_per_lease(store_pair: tuple[Store, Sto
     assert await one.claim_deadlines(10**12, lease_ms=100, limit=10) == []
 
 
+async def test_list_public_pages_newest_first(store: Store) -> None:
+    base = 9_000_000_000_000 + secrets.randbelow(10**9) * 100  # apart from other tests' rooms
+    made: list[tuple[int, str]] = []
+    for i, ms in enumerate([base + 1, base + 2, base + 3, base + 3, base + 5, base + 6]):
+        code = f"L{i}{new_code()}"
+        assert await store.create_room(make_room(code, created_ms=ms))
+        made.append((ms, code))
+    private = new_code()
+    assert await store.create_room(make_room(private, created_ms=base + 4,
+                                             settings={"v": "fortress", "pu": False}))
+    finished = made.pop(1)  # base + 2
+    assert await store.set_phase(finished[1], "lobby", "finished")
+    await store.add_seat(made[0][1], SeatRecord(seat=0, name="a", bot=True), 4)
+    # Expected by hand: public, not finished, by (created_ms, code) descending.
+    expected = sorted(made, reverse=True)
+    seen: list[tuple[int, str]] = []
+    cursor: tuple[int, str] | None = (base + 7, "")
+    while cursor is not None and len(seen) < len(expected):
+        page, cursor = await store.list_public(cursor, 2)
+        assert len(page) <= 2
+        seen += [(r.created_ms, r.code) for r, _ in page]
+    assert seen[:len(expected)] == expected
+    seats = {r.code: s for r, s in (await store.list_public((base + 2, ""), 5))[0]}
+    assert [(s.name, s.bot) for s in seats[made[0][1]]] == [("a", True)]
+    await store.unlist_room(made[-1][1])
+    page, _ = await store.list_public((base + 7, ""), 1)
+    assert [r.code for r, _ in page] == [made[-2][1]]
+
+
+async def test_remove_seat_frees_a_lobby_seat_only(store: Store) -> None:
+    code = await room_with_seats(store, seats=2)
+    assert not await store.remove_seat(code, 1, epoch=2), "another epoch holds it"
+    assert await store.remove_seat(code, 1, epoch=1)
+    assert not await store.remove_seat(code, 1, epoch=1), "already gone"
+    assert [s.seat for s in await store.get_seats(code)] == [2]
+    assert await store.get_seat(code, 1) is None
+    assert await store.add_seat(code, SeatRecord(seat=0, name="new"), 4) == 1  # reused
+    assert await store.set_phase(code, "lobby", "countdown")
+    assert not await store.remove_seat(code, 2, epoch=1), "not in the lobby any more"
+    assert [s.name for s in await store.get_seats(code)] == ["new", "p1"]
+
+
 async def test_new_round_resets_a_finished_room_keeping_the_seats_asked(store: Store) -> None:
     code = await room_with_seats(store, 3)
     assert not await store.new_round(code, [1], round=2), "only a finished room"

@@ -26,7 +26,7 @@ import pytest
 
 import engine
 from server.app import Server
-from server.config import ServerConfig
+from server.config import ONE_HOST, ServerConfig
 
 CHROMIUM = os.environ.get("SOLRACE_CHROMIUM", "/usr/bin/chromium")
 T = TypeVar("T")
@@ -83,7 +83,7 @@ def web_node() -> Iterator[Node]:
     ``playable_seeds`` so every run races the same deals."""
     seeds = itertools.cycle(playable_seeds(8))
     config = ServerConfig(host="127.0.0.1", port=0, rate_burst=100_000, rate_per_s=100_000.0,
-                          seed_source=lambda: next(seeds))
+                          seed_source=lambda: next(seeds), **ONE_HOST)
     loop = SdkLoop()
     server = Server(config)
     loop.run(server.start())
