@@ -96,7 +96,9 @@ async def test_replay_rebuilds_every_board_from_the_results(start_server, tmp_pa
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.replay.position == 0
-        now[0] += halfway / 1000 / 2  # at 2x, half the race takes a quarter of its time
+        # At 2x, half the race takes a quarter of its time. Move clocks are whole ms, so
+        # aim half a ms past the halfway mark: float rounding cannot cross a move's clock.
+        now[0] += (halfway + 0.5) / 1000 / 2
         app._tick()
         assert app.replay.position == expected
         await pilot.press("e")
