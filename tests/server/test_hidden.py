@@ -21,22 +21,28 @@ from .client import TestClient
 from .conftest import ServerFactory
 from .test_leaks import leaks
 
-# Brisbane seed 41: the solver wins it in 82 moves, and its 45th move turns the last
-# face-down card up (``_solution`` checks it on the engine).
+# Brisbane seed 41: the solver wins it, and some move of its solution turns the last
+# face-down card up: the tests stop just before that move, then play it. Which move it
+# is depends on the solution the solver finds, so it is read off the engine here.
 SEED = 41
-LAST_REVEAL = 45
 
 
-def _solution() -> list[str]:
+def _solution() -> tuple[list[str], int]:
+    """The solver's winning moves and the number of the move that turns the last
+    face-down card up (checked on the engine: cards stay face down until it)."""
     game = engine.new_game("brisbane", seed=SEED)
     result = solve(game, max_seconds=10)
     assert result.verdict == "won"
     moves = [str(mv) for mv in result.moves]
-    # The premise of the test, checked on the engine: face-down cards remain until move 45.
+    last_reveal = 0
     for number, move in enumerate(moves, 1):
         game.play(move)
-        assert (sum(game.down) == 0) == (number >= LAST_REVEAL), number
-    return moves
+        if sum(game.down) == 0:
+            last_reveal = number
+            break
+    # the premise: a reveal ends the hiding with at least one move of the solution left
+    assert 1 < last_reveal < len(moves), (last_reveal, len(moves))
+    return moves, last_reveal
 
 
 async def _play(client: TestClient, moves: list[str], first: int) -> None:
@@ -50,7 +56,7 @@ async def _play(client: TestClient, moves: list[str], first: int) -> None:
 async def test_boards_reach_spectators_once_no_racing_seat_hides_a_card(
     server_factory: ServerFactory, delay: int
 ) -> None:
-    moves = _solution()
+    moves, last_reveal = _solution()
     server = await server_factory(seed_source=lambda: SEED, rate_burst=100_000,
                                   rate_per_s=100_000.0)
     host = await TestClient.connect(server.url, "host")
@@ -68,12 +74,12 @@ async def test_boards_reach_spectators_once_no_racing_seat_hides_a_card(
     await rival.expect(m.Started)
     await rival.send(m.Resign())  # seat 2 stops racing with its 21 cards face down
     await host.expect(m.Progress)  # the rival's resignation reached the room
-    await _play(host, moves[:LAST_REVEAL - 1], 1)
+    await _play(host, moves[:last_reveal - 1], 1)
     # A spectator joining now is told boards are hidden too.
     late = await TestClient.connect(server.url, "late")
     late_joined = await late.join(joined.code, role="spectator")
     assert late_joined.hidden and late_joined.boards == []
-    await _play(host, moves[LAST_REVEAL - 1:LAST_REVEAL], LAST_REVEAL)
+    await _play(host, moves[last_reveal - 1:last_reveal], last_reveal)
     for spectator in (watcher, late):
         snaps = [await spectator.expect(m.Snapshot) for _ in range(2)]
         boards = {s.board.seat: s.board for s in snaps}
@@ -86,21 +92,21 @@ async def test_boards_reach_spectators_once_no_racing_seat_hides_a_card(
             game.play(move)
         assert boards[1].view == game.view()
         seen = boards[1].seq
-        while seen < LAST_REVEAL:
+        while seen < last_reveal:
             diff = await spectator.expect(m.Diff)
             assert diff.seat == 1 and diff.seq == seen + 1
             assert diff.move == moves[seen]
             seen += 1
         if delay == 0:
-            assert boards[1].seq == LAST_REVEAL
+            assert boards[1].seq == last_reveal
         # Before the snapshots: no board, no diff.
         kinds = [type(msg) for _, msg in spectator.history]
         first_snap = kinds.index(m.Snapshot)
         assert m.Diff not in kinds[:first_snap]
         assert all(not getattr(msg, "boards", None) for _, msg in spectator.history[:first_snap])
-    await _play(host, moves[LAST_REVEAL:LAST_REVEAL + 1], LAST_REVEAL + 1)
+    await _play(host, moves[last_reveal:last_reveal + 1], last_reveal + 1)
     diff = await watcher.expect(m.Diff)
-    assert diff.seq == LAST_REVEAL + 1 and diff.move == moves[LAST_REVEAL]
+    assert diff.seq == last_reveal + 1 and diff.move == moves[last_reveal]
     await host.send(m.Resign())
     await watcher.expect(m.Results)
 
@@ -116,7 +122,7 @@ async def test_a_rival_from_another_address_learns_only_its_own_board(
     # The rival plays the winning line up to the last reveal: its own board shows every
     # card. Everything else it receives (seat lists, progress, ranking) must name none of
     # the host's face-down cards.
-    moves = _solution()
+    moves, last_reveal = _solution()
     server = await server_factory(seed_source=lambda: SEED, rate_burst=100_000,
                                   rate_per_s=100_000.0)
     host = await TestClient.connect(server.url, "host")
@@ -131,7 +137,7 @@ async def test_a_rival_from_another_address_learns_only_its_own_board(
     host_game = engine.new_game("brisbane", seed=SEED)
     for move in moves[:3]:
         host_game.play(move)
-    await _play(rival, moves[:LAST_REVEAL - 1], 1)
+    await _play(rival, moves[:last_reveal - 1], 1)
     await host.send(m.Resign())
     await rival.expect(m.Progress)
     hidden = _face_down(host_game)
