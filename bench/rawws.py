@@ -26,16 +26,19 @@ OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x1, 0x2, 0x8, 0x9, 0xA
 MAX_PENDING = 1 << 20  # bytes buffered before the client gives up on a malformed stream
 
 
+def frame_head(opcode: int, n: int) -> bytes:
+    """The header of one final, masked client frame of ``n`` payload bytes (RFC 6455
+    §5.2), without the mask key."""
+    if n < 126:
+        return struct.pack("!BB", 0x80 | opcode, 0x80 | n)
+    if n < 1 << 16:
+        return struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
+    return struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
+
+
 def client_frame(payload: bytes, opcode: int = OP_BINARY) -> bytes:
     """One final, masked client frame carrying ``payload``."""
-    n = len(payload)
-    if n < 126:
-        head = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
-    elif n < 1 << 16:
-        head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
-    else:
-        head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
-    return head + _ZERO_MASK + payload
+    return frame_head(opcode, len(payload)) + _ZERO_MASK + payload
 
 
 class RawClient(asyncio.Protocol):

@@ -11,24 +11,20 @@ import os
 import socket
 import struct
 
+from bench.rawws import OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, frame_head
 from protocol import PROTOCOL_VERSION, encode
 from protocol import messages as m
 
-OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x1, 0x2, 0x8, 0x9, 0xA
+__all__ = ["OP_BINARY", "OP_CLOSE", "OP_PING", "OP_PONG", "OP_TEXT", "RawWs", "frame",
+           "hello_frame"]
 
 
 def frame(opcode: int, payload: bytes) -> bytes:
-    """One final, masked client frame (RFC 6455 §5.2)."""
+    """One final client frame with a random mask (RFC 6455 §5.2): a hostile client that
+    looks like any other."""
     mask = os.urandom(4)
-    n = len(payload)
-    if n < 126:
-        head = struct.pack("!BB", 0x80 | opcode, 0x80 | n)
-    elif n < 1 << 16:
-        head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, n)
-    else:
-        head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, n)
     masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-    return head + mask + masked
+    return frame_head(opcode, len(payload)) + mask + masked
 
 
 def hello_frame(name: str = "raw") -> bytes:
