@@ -35,14 +35,19 @@ def find_cycle(variant: str = VARIANT, seed: int = SEED) -> tuple[str, str]:
     return pair
 
 
-def reversible_pair(game: engine.Game) -> tuple[str, str] | None:
+def reversible_pair(game: engine.Game, min_up: int = 0) -> tuple[str, str] | None:
     """Two moves that undo each other on ``game`` (the board after both equals the board
-    before: same state hash), or None when the deal has none."""
+    before: same state hash), or None when the deal has none. ``min_up``: only from a
+    pile with at least that many face-up cards (2 keeps a face-up card on it, so the
+    pair can never turn a card up or empty the pile)."""
+    tableau = game.view()["tableau"] if min_up else []
     for mv in game.legal_moves():
         text = str(mv)
         if text.count(">") != 1 or text.endswith(">f") or text.startswith("f") or ":" in text:
             continue
         src, dst = text.split(">")
+        if min_up and len(tableau[int(src) - 1]["up"]) < min_up:
+            continue
         after = game.copy()
         after.play(text)
         back = f"{dst}>{src}"

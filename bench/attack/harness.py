@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import engine
+from bench.players import reversible_pair
 from protocol import PROTOCOL_VERSION, decode_server, encode
 from protocol import messages as m
 
@@ -260,25 +261,7 @@ class Client:
 def cycle_from_view(view: dict[str, Any]) -> tuple[str, str] | None:
     """Two moves that undo each other on this board and turn no card up (the source pile
     keeps a face-up card): a player can repeat them forever at a steady pace."""
-    game = engine.game_from_view(view)
-    for mv in game.legal_moves():
-        text = str(mv)
-        if text.count(">") != 1 or ":" in text or text.endswith(">f") or text.startswith("f"):
-            continue
-        src, dst = (int(x) for x in text.split(">"))
-        pile = view["tableau"][src - 1]
-        if len(pile["up"]) < 2:
-            continue  # moving the last face-up card could reveal, or empty the pile
-        after = game.copy()
-        after.play(text)
-        back = f"{dst}>{src}"
-        try:
-            after.play(back)
-        except engine.EngineError:
-            continue
-        if after.state_hash() == game.state_hash():
-            return text, back
-    return None
+    return reversible_pair(engine.game_from_view(view), min_up=2)
 
 
 async def racing_player(url: str, *, name: str = "cycler", source: str = "",
