@@ -10,7 +10,7 @@ from ..diff import REDEAL_GROUP
 from ..moves import REDEAL, TABLEAU, TO_FOUNDATION
 from .keys import ON_PILE, PAIR, SUPPORTS, ordered_key, redeals_key
 from .safety import AutoRule, rank_limits
-from .search import Mv, Undo
+from .search import RESTART_NODES, Mv, Undo
 
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
 REDEAL_MV: Mv = (REDEAL, 0, 0, 0)
@@ -26,6 +26,7 @@ class RunsPosition:
 
     foundation_first = True  # value foundation moves first (search._best_first)
     restart_weights: tuple[int, ...] = ()  # no restarts (search._portfolio)
+    restart_nodes = RESTART_NODES
 
     def __init__(
         self,
@@ -177,6 +178,9 @@ class RunsPosition:
         """Foundation heights and piles as bytes (piles separated by 0xFF), and the
         redeals left."""
         return (bytes(self.found) + b"\xff".join(bytes(p) for p in self.piles), self.redeals_left)
+
+    def weigh(self, run: int) -> None:
+        """Every run of a restart schedule uses the same heuristic here."""
 
     def restore(self, snap: tuple[bytes, int], key: int) -> None:
         """Set the board to a ``snapshot`` whose key is ``key``."""

@@ -42,6 +42,7 @@ class Position(Protocol):
     g_weight: int  # heuristic units added per move played: leans towards short lines
     foundation_first: bool  # value foundation moves before the others (``_best_first``)
     restart_weights: tuple[int, ...]  # other g_weights to take turns with (``_portfolio``)
+    restart_nodes: int  # expansions of each run's first turn (``RESTART_NODES`` usually)
 
     def start(self) -> list[str]:
         """Play the safe foundation moves of the initial position; their notation."""
@@ -68,6 +69,11 @@ class Position(Protocol):
     def heuristic(self) -> int:
         """An estimate of the work left; lower is better, 0 or less is no promise.
         ``DEAD`` when the position is proven lost: it is then not searched further."""
+
+    def weigh(self, run: int) -> None:
+        """Set the heuristic for run number ``run`` of a restart schedule (0 for the
+        ``g_weight`` run, i for ``restart_weights[i - 1]``'s): runs may differ in more
+        than their weight per move. Only the order of the search depends on it."""
 
 
 class Outcome:
@@ -282,7 +288,7 @@ def search(pos: Position, budget: Budget, deadline: float | None = None) -> Outc
                        if deadline is None else deadline)
 
 
-RESTART_NODES = 20_000  # expansions of the first run of each weight, then 4x per round
+RESTART_NODES = 20_000  # expansions of each run's first turn, then 4x per round (default)
 
 
 def _portfolio(
@@ -290,19 +296,21 @@ def _portfolio(
 ) -> tuple[_Run, int]:
     """Best-first runs from the root within ``budget``: one run with ``pos.g_weight``,
     or, where the variant lists ``restart_weights``, runs that take turns between
-    weights on slices of the node budget (20,000 expansions each at first, four times
+    weights on slices of the node budget (``pos.restart_nodes`` expansions each at first, four times
     more each round) until one decides or the budget is spent. Which weight finds a
     solution quickly varies a lot from deal to deal (Brisbane seeds 0-299 at 20,000
-    expansions: 7 undecided with weight 4, 8 with weight 8, none with both). The run
-    that ended the search, and the expansions of all runs."""
+    expansions: 7 undecided with weight 4, 8 with weight 8, none with both; Portuguese,
+    docs/SOLVER.md). Every run stops at the same ``deadline``, so taking turns costs
+    the budget nothing. The run that ended the search, and the expansions of all runs."""
     weights = (pos.g_weight, *pos.restart_weights)
     if len(weights) == 1:
         run = _best_first(pos, weights[0], budget, deadline, budget.max_nodes)
         return run, run.nodes
-    total, cap, turn = 0, RESTART_NODES, 0
+    total, cap, turn = 0, pos.restart_nodes, 0
     best: _Run | None = None
     while True:
         pos.restore(root, root_key)
+        pos.weigh(turn % len(weights))
         limit = min(cap, budget.max_nodes - total)
         run = _best_first(pos, weights[turn % len(weights)], budget, deadline, limit)
         total += run.nodes

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..moves import TABLEAU, TAKEBACK, TO_FOUNDATION
 from .keys import ON_TABLE, PAIR, SUPPORTS, order_free_key
 from .safety import AutoRule, rank_limits
-from .search import DEAD, Mv, Undo
+from .search import Mv, Undo
 
 _SUITS = "SHDC"
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
@@ -26,10 +26,14 @@ class SinglePosition:
     ``takeback`` enables foundation-to-tableau moves; ``auto`` names which foundation
     moves are safe to play at once (``safety``)."""
 
+    restart_nodes = 5_000  # expansions of each run's first turn (search._portfolio):
+    # Portuguese's other heuristics decide most of their deals in 300-6,000 expansions
+
     __slots__ = (
-        "_blocked",
         "_dead_check",
+        "_last",
         "_memo",
+        "_needs",
         "_same_suit",
         "_shares",
         "_w_king",
@@ -44,10 +48,9 @@ class SinglePosition:
         "key",
         "left",
         "piles",
+        "restart_weights",
         "takeback",
     )
-
-    restart_weights: tuple[int, ...] = ()  # no restarts (search._portfolio)
 
     def __init__(
         self,
@@ -63,11 +66,12 @@ class SinglePosition:
         self.fits = fits
         self.empty_any = empty_any
         self.takeback = takeback
+        self.restart_weights: tuple[int, ...] = ()  # no restarts but in Portuguese, below
         self.auto = auto
         self.key = order_free_key(self.piles)
         self.left = sum(len(p) for p in self.piles)
         self._memo: dict[bytes, int] = {}
-        self._blocked: dict[bytes, tuple[tuple[int, int], ...]] = {}
+        self._last: Undo | None = None  # the last ``play`` if nothing came after it
         self._shares: list[int] = []  # per pile, _share(pile): kept up to date by play/undo
         self._where: list[int] = []  # per card, the pile it is in (-1: on its foundation)
         # Fortress builds in suit: there a King is no special obstacle
@@ -81,6 +85,14 @@ class SinglePosition:
         self._w_need = 6 if king_only else 3
         self.g_weight = 5 if king_only else 2
         self.foundation_first = not king_only  # measured: see search._best_first
+        # Portuguese takes turns between four heuristics (search._portfolio): g_weight
+        # 5, 3, 8 and 4, the last digging less (_w_need 3). Which one decides a deal
+        # quickly varies a lot (docs/SOLVER.md): seeds 0-119 at 40,000 expansions left
+        # 8 undecided with the first alone, 4 with the first two, 2 with all four
+        self._needs: tuple[int, ...] = (self._w_need,)
+        if king_only:
+            self.restart_weights = (3, 8, 4)
+            self._needs = (6, 6, 6, 3)
         # Dead ends can be told cheaply only where a card other than a King can never
         # go to an empty pile and nothing comes back from a foundation (_is_dead)
         self._dead_check = king_only and not takeback
@@ -117,6 +129,12 @@ class SinglePosition:
         the key it leads to when that is known without playing it (else -1: the move
         may set off safe foundation moves)."""
         piles, found, fits, key = self.piles, self.found, self.fits, self.key
+        if self._is_dead():
+            # no move is worth trying. Checked here, once per position expanded,
+            # rather than in ``heuristic`` for every child valued: ten times fewer
+            # calls, for the cost of storing a few lost positions (measured on seeds
+            # 0-59 at 20,000 positions: as many deals decided, 12% less time)
+            return []
         auto = self.auto
         limits = rank_limits(auto, found)
         tops: dict[int, tuple[int, int]] = {}  # top card -> (pile, key once it has left)
@@ -208,7 +226,8 @@ class SinglePosition:
             self._where[c] = dst
             new[dst] = share(q)
             autos = _NO_AUTOS
-        return (key, mv, autos, c, shares)
+        u = self._last = (key, mv, autos, c, shares)
+        return u
 
     def _autoplay(self, changed: int) -> tuple[tuple[int, int], ...]:
         """Play every safe foundation move until none is left; (pile, card) of each.
@@ -251,6 +270,7 @@ class SinglePosition:
     def undo(self, u: Undo) -> None:
         """Take back a ``play``."""
         key, (kind, src, dst, _), autos, card, self._shares = u
+        self._last = None
         piles, found, where = self.piles, self.found, self._where
         if autos:
             for i, c in reversed(autos):
@@ -296,6 +316,7 @@ class SinglePosition:
         self.piles = [list(p) for p in snap[4:].split(b"\xff")]
         self.left = 52 - sum(self.found)
         self.key = key
+        self._last = None
         self._reindex()
 
     def heuristic(self) -> int:
@@ -303,8 +324,6 @@ class SinglePosition:
         card not up, the cards above each suit's next card, each pile's own share
         (``_pile_share``), and a bonus per empty pile -- where only a King may fill one,
         only as many empty piles count as there are Kings waiting for one."""
-        if self._dead_check and self._is_dead():
-            return DEAD
         found, piles, where = self.found, self.piles, self._where
         total = sum(self._shares)
         empties = len(piles) - (total & 15)
@@ -320,33 +339,35 @@ class SinglePosition:
                 score += need * (len(p) - 1 - p.index(c))
         return score
 
-    def _is_dead(self) -> bool:
-        """Whether some card can provably never move again while it covers a lower card
-        of its own suit (so that card never goes up: the position is lost).
+    def weigh(self, run: int) -> None:
+        """Use the digging weight of run ``run`` of the restart schedule."""
+        self._w_need = self._needs[run] if run < len(self._needs) else self._needs[0]
 
-        Only in Portuguese (``_dead_check``): there a card X that is not a King, lying
-        above a lower card of its suit, cannot go up (that card is under it) nor to an
-        empty pile (Kings only), so it can only move onto a card one rank higher. Such a
-        card never becomes a top card if it is on its foundation (no takeback) or under
-        X in X's own pile; when that holds for all four, X and the card under it are
-        stuck for good."""
-        found = self.found
-        memo = self._blocked
-        for p in self.piles:
-            if len(p) < 2:
-                continue
-            b = bytes(p)
-            blocked = memo.get(b)
-            if blocked is None:
-                if len(memo) > PILE_MEMO_LIMIT:
-                    memo.clear()
-                blocked = memo[b] = _blocked_cards(p)
-            for need, below in blocked:
-                # cards of rank index `need` already up: suits whose height exceeds it
-                if below + (found[0] > need) + (found[1] > need) + (found[2] > need) \
-                        + (found[3] > need) >= 4:
-                    return True
-        return False
+    def _is_dead(self) -> bool:
+        """Whether the position is provably lost because some cards can never move
+        again while one of them covers a lower card of its suit (``stuck_cards``). Only
+        in Portuguese (``_dead_check``): elsewhere a card may go to an empty pile or come
+        back from a foundation, which the proof does not allow for.
+
+        A shortcut where the position was reached by ``play``ing a tableau move that
+        sent no card up, from a position this said was not lost (as the search does: it
+        expands only children of positions it expanded, and a lost one has no moves):
+        then any stuck set must hold the card moved, X. (Else the same set was stuck
+        before: the cards up are the same, and the only cards whose covers changed are
+        those under X's old and new places.) So unless X could be stuck -- not a King,
+        and no card one rank higher on top of a pile -- the position is not lost."""
+        if not self._dead_check:
+            return False
+        last = self._last
+        if last is not None and last[1][0] == TABLEAU and not last[2]:
+            x = last[3]
+            rank = x % 13 + 1  # the rank index X needs to move onto
+            if rank == 13:
+                return False  # a King is never stuck
+            for p in self.piles:
+                if p and p[-1] % 13 == rank:
+                    return False  # X has a way out
+        return bool(stuck_cards(self.piles, self.found))
 
     def _pile_share(self, p: list[int]) -> int:
         """The part of the heuristic a pile alone decides, times 16, plus the number of
@@ -371,15 +392,77 @@ class SinglePosition:
         return (score + self._w_king * kings) * 16 + kings
 
 
-def _blocked_cards(p: list[int]) -> tuple[tuple[int, int], ...]:
-    """For each card of pile ``p`` (bottom to top) that is not a King and lies above a
-    lower card of its own suit: the rank index it needs to move onto (its own plus one)
-    and how many cards of that rank lie under it in this pile."""
-    out: list[tuple[int, int]] = []
-    lowest = [99, 99, 99, 99]
-    for i, c in enumerate(p):
-        s, r = c // 13, c % 13
-        if lowest[s] < c and r < 12:
-            out.append((r + 1, sum(1 for d in p[:i] if d % 13 == r + 1)))
-        lowest[s] = min(lowest[s], c)
-    return tuple(out)
+_BIT = tuple(1 << c for c in range(52))
+_ALL = (1 << 52) - 1
+# _UP[s][h]: the first h cards of suit s (those on its foundation at height h)
+_UP = tuple(tuple(((1 << h) - 1) << (13 * s) for h in range(14)) for s in range(4))
+# _LOWER[c]: the lower cards of c's suit; _NEXT_RANK[c]: the cards c may be put on
+_LOWER = tuple(((1 << (c % 13)) - 1) << (13 * (c // 13)) for c in range(52))
+_RANK = tuple(sum(1 << (s * 13 + r) for s in range(4)) for r in range(13))
+_NEXT_RANK = tuple(_RANK[c % 13 + 1] if c % 13 < 12 else 0 for c in range(52))
+
+
+def stuck_cards(piles: list[list[int]], found: list[int]) -> int:
+    """The largest set S of Portuguese cards (a bit mask, bit c for card c) such that
+    each card X of S is not a King, has a lower card of its suit lying under a card of
+    S (in any pile: X itself, say), and has every card one rank higher either on its
+    foundation or lying under a card of S; 0 when there is none.
+
+    No card of S ever moves again, so none ever goes up: the position is lost. Proof:
+    take the first move of a card of S, X. Until then every card of S is where it was,
+    so every card under one is still under it. X cannot go up (a lower card of its suit
+    is still in the tableau), nor to an empty pile (it is not a King), nor onto a card
+    one rank higher (each is up, and nothing comes back, or still covered). So there
+    is no such move. (Rules assumed: one card moves at a time, onto a card one rank
+    higher of any suit or, a King only, to an empty pile; nothing comes back from a
+    foundation.) S is a greatest fixed point: start from every candidate, drop each
+    card with a way out, repeat."""
+    tops = 0
+    for p in piles:
+        if p:
+            tops |= _BIT[p[-1]]
+    # Cheap filters first: a card of S has no card one rank higher on top of a pile,
+    # and a lower card of its suit off the top of a pile
+    s = 0
+    for r in range(12):
+        if not _RANK[r + 1] & tops:
+            s |= _RANK[r]
+    if not s:
+        return 0
+    up = _UP[0][found[0]] | _UP[1][found[1]] | _UP[2][found[2]] | _UP[3][found[3]]
+    intab = _ALL ^ up
+    below_top = intab & ~tops
+    cand = 0
+    for suit in range(4):
+        low = (below_top >> (13 * suit)) & 0x1FFF
+        if low:  # the suit's cards above its lowest card that is off the top
+            cand |= (0x1FFF & ~((low & -low) * 2 - 1)) << (13 * suit)
+    s &= cand & intab
+    if not s:
+        return 0
+    return _fixed_point(piles, s, intab)
+
+
+def _fixed_point(piles: list[list[int]], s: int, intab: int) -> int:
+    """``stuck_cards`` once the candidates ``s`` are known: drop the cards with a way out
+    until none is left to drop (usually within a round or two)."""
+    while True:
+        covered = 0  # cards under a card of s
+        for p in piles:
+            for d in range(len(p) - 1, 0, -1):
+                if s >> p[d] & 1:
+                    for c in p[:d]:
+                        covered |= _BIT[c]
+                    break
+        free = intab & ~covered  # cards that may yet be a top card
+        keep = 0
+        rest = s
+        while rest:
+            low = rest & -rest
+            c = low.bit_length() - 1
+            rest ^= low
+            if _LOWER[c] & covered and not _NEXT_RANK[c] & free:
+                keep |= low
+        if keep == s or not keep:
+            return keep
+        s = keep

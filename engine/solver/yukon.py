@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..moves import TABLEAU, TO_FOUNDATION
 from .keys import FACE_DOWN, ON_TABLE, PAIR, SUPPORTS, order_free_key
 from .safety import AutoRule, rank_limits
-from .search import Mv, Undo
+from .search import RESTART_NODES, Mv, Undo
 
 _NO_AUTOS: tuple[tuple[int, int, bool], ...] = ()
 PILE_MEMO_LIMIT = 20_000  # as in single.py
@@ -28,6 +28,7 @@ class YukonPosition:
     # Runs with g_weight 4 and 8 take turns (search._portfolio): Brisbane seeds 0-299 at
     # 20,000 expansions left 11 undecided with 3 alone, 7 with 4, 8 with 8, none with both
     restart_weights: tuple[int, ...] = (8,)
+    restart_nodes = RESTART_NODES
 
     def __init__(
         self,
@@ -212,6 +213,9 @@ class YukonPosition:
     def snapshot(self) -> bytes:
         """Foundation heights, face-down counts, then the piles separated by 0xFF."""
         return bytes(self.found) + bytes(self.down) + b"\xff".join(bytes(p) for p in self.piles)
+
+    def weigh(self, run: int) -> None:
+        """Every run of a restart schedule uses the same heuristic here."""
 
     def restore(self, snap: bytes, key: int) -> None:
         """Set the board to a ``snapshot`` whose key is ``key``."""

@@ -17,8 +17,12 @@ VARIANTS: tuple[str, ...] = tuple(REGISTRY)
 
 
 def get_variant(name: object) -> Variant:
-    """The variant of that name, or ``UnknownVariant`` listing the five."""
-    variant = REGISTRY.get(name) if isinstance(name, str) else None
+    """The variant of that name, in any case (``"Spanish"``, ``"SPANISH"`` and
+    ``"spanish"`` are one variant, whose ``name`` is the lower-case one), or
+    ``UnknownVariant`` naming what was asked for and listing the five."""
+    # ASCII only: str.lower() maps a few non-ASCII letters onto ASCII ones (the Kelvin
+    # sign onto "k"); no other spelling of a name is meant to be accepted
+    variant = REGISTRY.get(name.lower()) if isinstance(name, str) and name.isascii() else None
     if variant is None:
         raise UnknownVariant(f"unknown variant {name!r}; choose one of {', '.join(VARIANTS)}")
     return variant

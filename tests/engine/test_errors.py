@@ -22,7 +22,7 @@ def test_error_hierarchy() -> None:
 
 
 # ------------------------------------------------------------------ variants and options
-@pytest.mark.parametrize("name", ["klondike", "Spanish", "", None, 3])
+@pytest.mark.parametrize("name", ["klondike", "Spanishh", " spanish", "", None, 3])
 def test_unknown_variant(name: object) -> None:
     with pytest.raises(UnknownVariant) as info:
         engine.new_game(name, seed=1)  # type: ignore[arg-type]

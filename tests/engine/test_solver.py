@@ -13,6 +13,7 @@ from engine import BadLayout, BadOption, Game, UnknownVariant, new_game
 from engine.moves import Move
 from engine.solver import Budget, SolveResult, find_winnable_seed, hint, is_winnable_seed, solve
 from engine.solver.memory import drain, gc_paused
+from engine.solver.single import SinglePosition
 
 from .engine_testkit import game, layout
 from .solver_testkit import brute_force
@@ -301,3 +302,16 @@ def test_a_search_leaves_the_collector_as_it_found_it() -> None:
     assert result.verdict == "unknown"
     assert drain(timeout=60)
     assert gc.isenabled()
+
+
+def test_restarts_keep_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Portuguese takes turns between four heuristics (search._portfolio). With slices of
+    # 50 expansions, the first two runs end on their node slice; the clock's deadline
+    # passes at its 121st read, in the third run, and the search stops right there: a run
+    # that starts after another reads the same deadline, and nothing between runs waits.
+    monkeypatch.setattr(SinglePosition, "restart_nodes", 50)
+    clock = JumpingClock(still=120)
+    result = solve(new_game("portuguese", 18), max_nodes=10**6, max_seconds=1.0, clock=clock)
+    assert result.verdict == "unknown" and "time budget" in result.reason
+    assert clock.reads == 121
+    assert 100 < result.nodes <= 122  # two slices of 50, then one expansion per read
