@@ -7,15 +7,19 @@ own: the room logic never needs a transaction spanning two calls. Any method may
 stored, so it must not be acknowledged).
 
 A board is (variant, options, seed) + its move log: the store keeps the log, and any node
-rebuilds the board by replaying it through the engine.
+rebuilds the board by replaying it through the engine -- from the seat's latest checkpoint
+(its board every ``checkpoint_every`` moves), so a rebuild reads and replays the log's
+tail, not the whole log (docs/SERVER.md, "Snapshots").
 """
 
 from __future__ import annotations
 
+import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, Protocol
 
-from .records import LogEntry, RoomRecord, SeatRecord
+from .records import Checkpoint, LogEntry, RoomRecord, SeatRecord
 
 
 class StoreError(Exception):
@@ -39,6 +43,19 @@ class SeqConflict(StoreError):
 
 
 EventHandler = Callable[[bytes], Awaitable[None] | None]
+
+_log = logging.getLogger(__name__)
+
+
+async def call_handler(handler: EventHandler, event: bytes, code: str = "?") -> None:
+    """Run one event handler (sync or async) of room ``code``; its failure is logged and
+    never stops the store's delivery of the next event."""
+    try:
+        result = handler(event)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        _log.exception("room %s: event handler %r failed", code, handler)
 
 
 class Durability(NamedTuple):
@@ -129,15 +146,37 @@ class Store(Protocol):
 
     # -- move logs
     async def append_move(
-        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, **seat_fields: Any
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, *,
+        event: bytes | None = None, **seat_fields: Any,
     ) -> None:
-        """Append ``entry`` as move ``seq`` (1-based) of the seat's log and set
-        ``seat_fields`` (progress, moves, status, ...) in the same atomic step. Raises
-        ``StaleEpoch`` if ``epoch`` is not current, ``SeqConflict`` if ``seq`` is not
-        log length + 1. Returning means the move is durably stored: acknowledge it."""
+        """Append ``entry`` as move ``seq`` (1-based) of the seat's log, set
+        ``seat_fields`` (progress, moves, status, ...) and, with ``event``, publish it to
+        the room (numbered and kept in the room's history, as ``publish`` does) — all
+        in the same atomic step and one store round trip (docs/SERVER.md "One move"). The
+        event goes out if and only if this call stored the move, after every event the
+        room had before it; subscribers get it after the move is stored, possibly before
+        this call returns (another node) but on this node's memory store only after.
+        Raises ``StaleEpoch`` if ``epoch`` is not current, ``SeqConflict`` if ``seq`` is
+        not log length + 1 (nothing changed, nothing published). Returning means the move
+        is durably stored: acknowledge it."""
 
-    async def read_log(self, code: str, seat: int, after: int = 0) -> list[LogEntry]:
-        """The seat's log entries after the first ``after`` ones, in order."""
+    async def read_log(self, code: str, seat: int, after: int = 0,
+                       limit: int | None = None) -> list[LogEntry]:
+        """The seat's log entries after the first ``after`` ones, in order; at most
+        ``limit`` of them (None: all)."""
+
+    # -- checkpoints (docs/SERVER.md, "Snapshots")
+    async def put_checkpoint(self, code: str, seat: int, checkpoint: Checkpoint) -> None:
+        """Keep ``checkpoint`` (the seat's board after ``checkpoint.seq`` moves), replacing
+        one at the same ``seq``. Kept as long as the seat's log: it goes with the room's
+        TTL, ``new_round`` and ``remove_seat``. Not atomic with ``append_move``: a missing
+        checkpoint only makes a rebuild start from an earlier one."""
+
+    async def get_checkpoint(self, code: str, seat: int, max_seq: int | None = None,
+                             max_clock_ms: int | None = None) -> Checkpoint | None:
+        """The seat's latest checkpoint with ``seq <= max_seq`` and ``clock_ms <=
+        max_clock_ms`` (None: no bound), or None. One round trip whatever the log's
+        length. Its ``round`` may be an older round's (the caller checks)."""
 
     # -- results
     async def put_results(self, code: str, results: bytes) -> bytes:

@@ -13,15 +13,25 @@ import asyncio
 import bisect
 import copy
 import heapq
-import inspect
 import logging
 import time
+from array import array
+from collections import deque
 from typing import Any
 
 import msgspec
 
-from .base import Cursor, Deadline, Durability, EventHandler, Listed, SeqConflict, StaleEpoch
-from .records import NEW_ROUND_SEAT, LogEntry, RoomRecord, SeatRecord
+from .base import (
+    Cursor,
+    Deadline,
+    Durability,
+    EventHandler,
+    Listed,
+    SeqConflict,
+    StaleEpoch,
+    call_handler,
+)
+from .records import NEW_ROUND_SEAT, Checkpoint, LogEntry, RoomRecord, SeatRecord
 
 log = logging.getLogger(__name__)
 
@@ -29,15 +39,87 @@ _ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__) - {"code"}
 _SEAT_FIELDS = frozenset(SeatRecord.__struct_fields__) - {"seat", "epoch"}
 
 
+_MARK_EVERY = 64  # a packed log remembers where every 64th entry starts (random access)
+
+
+class PackedLog:
+    """One seat's move log, packed: per move the zigzag varint of its race clock minus the
+    previous move's, a length byte and the move's text (about 6 bytes a move, where a
+    list of ``LogEntry`` objects cost over 100: a room's log lives as long as the room,
+    docs/SECURITY.md "Memory per move"). Entries are decoded on read."""
+
+    __slots__ = ("_clock", "_data", "_mark_clock", "_mark_offset", "count")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self.count = 0
+        self._clock = 0  # the last entry's clock
+        # entry k * _MARK_EVERY starts at _mark_offset[k]; the clock before it
+        self._mark_offset = array("Q")
+        self._mark_clock = array("q")
+
+    def append(self, move: str, clock_ms: int) -> None:
+        """Add an entry at the end."""
+        text = move.encode()
+        if len(text) > 255:
+            raise ValueError(f"move notation too long to log: {move!r}")
+        if self.count % _MARK_EVERY == 0:
+            self._mark_offset.append(len(self._data))
+            self._mark_clock.append(self._clock)
+        data = self._data
+        delta = clock_ms - self._clock
+        zigzag = delta * 2 if delta >= 0 else -delta * 2 - 1
+        while zigzag >= 0x80:
+            data.append((zigzag & 0x7F) | 0x80)
+            zigzag >>= 7
+        data.append(zigzag)
+        data.append(len(text))
+        data += text
+        self._clock = clock_ms
+        self.count += 1
+
+    def read(self, after: int = 0, limit: int | None = None) -> list[LogEntry]:
+        """The entries after the first ``after``, at most ``limit`` of them."""
+        after = max(after, 0)
+        stop = self.count if limit is None else min(self.count, after + max(limit, 0))
+        if after >= stop:
+            return []
+        mark = after // _MARK_EVERY
+        pos, clock = self._mark_offset[mark], self._mark_clock[mark]
+        data = self._data
+        out: list[LogEntry] = []
+        append = out.append
+        for index in range(mark * _MARK_EVERY, stop):
+            zigzag = data[pos]
+            pos += 1
+            if zigzag >= 0x80:  # more than one byte (deltas of 64 ms or more)
+                zigzag &= 0x7F
+                shift = 7
+                while True:
+                    byte = data[pos]
+                    pos += 1
+                    zigzag |= (byte & 0x7F) << shift
+                    shift += 7
+                    if byte < 0x80:
+                        break
+            clock += (zigzag >> 1) ^ -(zigzag & 1)
+            end = pos + 1 + data[pos]
+            if index >= after:
+                append(LogEntry(data[pos + 1 : end].decode(), clock))
+            pos = end
+        return out
+
+
 class _Room:
     """Everything kept for one room code."""
 
-    __slots__ = ("expires_at", "logs", "record", "results", "seats")
+    __slots__ = ("checkpoints", "expires_at", "logs", "record", "results", "seats")
 
     def __init__(self, record: RoomRecord) -> None:
         self.record = record
         self.seats: dict[int, SeatRecord] = {}
-        self.logs: dict[int, list[LogEntry]] = {}
+        self.logs: dict[int, PackedLog] = {}
+        self.checkpoints: dict[int, list[Checkpoint]] = {}  # by seat, ascending seq
         self.results: bytes | None = None
         self.expires_at: float | None = None  # time.monotonic() deadline
 
@@ -61,6 +143,11 @@ class MemoryStore:
         # (code, kind) -> due (wall ms); the heap orders them, stale entries skipped
         self._deadlines: dict[tuple[str, str], int] = {}
         self._due: list[tuple[int, str, str]] = []
+        # Events not yet delivered, in publication order (code, event, set when done):
+        # ``append_move``'s event is delivered after the call returns (ack first).
+        self._events: deque[tuple[str, bytes, asyncio.Future[None] | None]] = deque()
+        self._delivering = False
+        self._deliverer: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ internals
     def _room(self, code: str) -> _Room | None:
@@ -148,7 +235,8 @@ class MemoryStore:
         room.results = None
         room.seats = {n: msgspec.structs.replace(seat, **NEW_ROUND_SEAT)
                       for n, seat in room.seats.items() if n in keep}
-        room.logs = {n: [] for n in room.seats}
+        room.logs = {n: PackedLog() for n in room.seats}
+        room.checkpoints = {}
         return True
 
     async def expire_room(self, code: str, ttl_s: int) -> None:
@@ -173,7 +261,7 @@ class MemoryStore:
         for number in range(1, max_players + 1):
             if number not in room.seats:
                 room.seats[number] = msgspec.structs.replace(seat, seat=number)
-                room.logs[number] = []
+                room.logs[number] = PackedLog()
                 return number
         return None
 
@@ -185,6 +273,7 @@ class MemoryStore:
             return False
         del room.seats[seat]
         room.logs.pop(seat, None)
+        room.checkpoints.pop(seat, None)
         return True
 
     async def get_seats(self, code: str) -> list[SeatRecord]:
@@ -220,10 +309,14 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ move logs
     async def append_move(
-        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, **seat_fields: Any
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, *,
+        event: bytes | None = None, **seat_fields: Any,
     ) -> None:
-        """Append move ``seq`` fenced by ``epoch`` and set ``seat_fields`` atomically.
-        A missing room or seat counts as a stale writer (``StaleEpoch``)."""
+        """Append move ``seq`` fenced by ``epoch``, set ``seat_fields`` and publish
+        ``event`` in one step — see ``Store.append_move``. A missing room or seat counts
+        as a stale writer (``StaleEpoch``). The event joins the store's event queue at
+        once (so it keeps its place among the room's events) but reaches subscribers only
+        after this call returned: the caller acknowledges the move first."""
         _check_fields(seat_fields, _SEAT_FIELDS, "SeatRecord")
         room = self._room(code)
         if room is None or seat not in room.seats:
@@ -232,18 +325,51 @@ class MemoryStore:
         if record.epoch != epoch:
             raise StaleEpoch(f"epoch {epoch} is not the seat's current {record.epoch}")
         entries = room.logs[seat]
-        if seq != len(entries) + 1:
-            raise SeqConflict(len(entries) + 1)
-        entries.append(LogEntry(entry.move, entry.clock_ms))
+        if seq != entries.count + 1:
+            raise SeqConflict(entries.count + 1)
+        entries.append(entry.move, entry.clock_ms)
         if seat_fields:
             room.seats[seat] = msgspec.structs.replace(record, **seat_fields)
+        if event is not None:
+            self._events.append((code, event, None))
+            if not self._delivering and self._deliverer is None:
+                self._deliverer = asyncio.get_running_loop().create_task(self._deliver_later())
 
-    async def read_log(self, code: str, seat: int, after: int = 0) -> list[LogEntry]:
-        """The seat's log entries after the first ``after`` ones, in order."""
+    async def read_log(self, code: str, seat: int, after: int = 0,
+                       limit: int | None = None) -> list[LogEntry]:
+        """The seat's log entries after the first ``after`` ones, at most ``limit``."""
         room = self._room(code)
-        if room is None:
-            return []
-        return [LogEntry(e.move, e.clock_ms) for e in room.logs.get(seat, [])[max(after, 0) :]]
+        entries = room.logs.get(seat) if room is not None else None
+        return entries.read(after, limit) if entries is not None else []
+
+    # ------------------------------------------------------------------ checkpoints
+    async def put_checkpoint(self, code: str, seat: int, checkpoint: Checkpoint) -> None:
+        """Keep the checkpoint (replacing one at the same seq) while the seat exists."""
+        room = self._room(code)
+        if room is None or seat not in room.seats:
+            return
+        kept = room.checkpoints.setdefault(seat, [])
+        i = bisect.bisect_left(kept, checkpoint.seq, key=lambda c: c.seq)
+        copied = msgspec.structs.replace(checkpoint, reached=list(checkpoint.reached))
+        if i < len(kept) and kept[i].seq == checkpoint.seq:
+            kept[i] = copied
+        else:
+            kept.insert(i, copied)
+
+    async def get_checkpoint(self, code: str, seat: int, max_seq: int | None = None,
+                             max_clock_ms: int | None = None) -> Checkpoint | None:
+        """The latest checkpoint within both bounds — see ``Store``."""
+        room = self._room(code)
+        kept = room.checkpoints.get(seat, []) if room is not None else []
+        i = len(kept)
+        if max_seq is not None:
+            i = min(i, bisect.bisect_right(kept, max_seq, key=lambda c: c.seq))
+        if max_clock_ms is not None:  # clocks grow with seq within a seat
+            i = min(i, bisect.bisect_right(kept, max_clock_ms, key=lambda c: c.clock_ms))
+        if i == 0:
+            return None
+        found = kept[i - 1]
+        return msgspec.structs.replace(found, reached=list(found.reached))
 
     # ------------------------------------------------------------------ results
     async def put_results(self, code: str, results: bytes) -> bytes:
@@ -290,16 +416,36 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ events
     async def publish(self, code: str, event: bytes) -> None:
-        """Call every subscriber of the room, in subscription order. A failing handler
-        is logged and does not stop the others (as a remote subscriber's failure could
-        not stop delivery elsewhere)."""
-        for handler in list(self._subscribers.get(code, ())):
-            try:
-                result = handler(event)
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:
-                log.exception("room %s: event handler failed", code)
+        """Call every subscriber of the room, in subscription order, after the events
+        published before it (by ``publish`` or ``append_move``), and return once they
+        have been called. A failing handler is logged and does not stop the others (as
+        a remote subscriber's failure could not stop delivery elsewhere)."""
+        if self._delivering:  # another caller is delivering: wait for this one's turn
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._events.append((code, event, done))
+            await done
+            return
+        self._events.append((code, event, None))
+        await self._deliver_queued()
+
+    async def _deliver_later(self) -> None:
+        try:
+            await self._deliver_queued()
+        finally:
+            self._deliverer = None
+
+    async def _deliver_queued(self) -> None:
+        """Deliver the queued events in order (one deliverer at a time)."""
+        self._delivering = True
+        try:
+            while self._events:
+                code, event, done = self._events.popleft()
+                for handler in list(self._subscribers.get(code, ())):
+                    await call_handler(handler, event, code)
+                if done is not None and not done.done():
+                    done.set_result(None)
+        finally:
+            self._delivering = False
 
     async def subscribe(self, code: str, handler: EventHandler) -> None:
         """Call ``handler(event)`` for every event published to the room from now on."""

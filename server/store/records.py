@@ -63,3 +63,20 @@ class LogEntry(msgspec.Struct, array_like=True):
 
     move: str
     clock_ms: int
+
+
+class Checkpoint(msgspec.Struct, array_like=True):
+    """A seat's board after ``seq`` moves, so that a board is rebuilt from it plus the
+    log's tail instead of the whole log (docs/SERVER.md, "Snapshots").
+
+    ``layout`` is the engine's full-information layout (``Game.to_layout()`` as
+    MessagePack): it names face-down cards, so it stays in the store and never reaches a
+    client. ``clock_ms`` is the race clock of move ``seq``; ``reached`` the (progress,
+    race clock it was first reached) pairs so far (at most 53); ``round`` the room's
+    round it belongs to (a late write from a round that ended is ignored by readers)."""
+
+    seq: int
+    clock_ms: int
+    round: int
+    layout: bytes
+    reached: list[tuple[int, int]]

@@ -6,6 +6,9 @@ lives in one slot and every multi-key script is legal):
 - ``solrace:{CODE}:room``    hash: one MessagePack value per RoomRecord field, ``_op``
 - ``solrace:{CODE}:seats``   hash: ``N:field`` per SeatRecord field; ``N:epoch`` a plain int
 - ``solrace:{CODE}:log:N``   list: seat N's accepted moves (MessagePack LogEntry each)
+- ``solrace:{CODE}:cp:N``    sorted set: seat N's checkpoints (MessagePack Checkpoint),
+  scored by seq; ``solrace:{CODE}:cpt:N`` the same checkpoints' seqs (zero-padded text)
+  scored by race clock (docs/SERVER.md, "Snapshots")
 - ``solrace:{CODE}:results`` string: the encoded results message
 - ``solrace:{CODE}:events``  pub/sub channel (sharded pub/sub on Cluster)
 - ``solrace:{CODE}:evseq``, ``solrace:{CODE}:evlog``  event counter and capped history
@@ -16,6 +19,11 @@ lives in one slot and every multi-key script is legal):
   ms it falls due (countdown end, time limit, abandon, results due, lobby expiry). Every
   node sweeps it (``claim_deadlines``: one single-key script, so legal on Cluster; its
   slot is on one master, which sees a few small scripts per node per sweep interval).
+
+One move is one script call (``APPEND_MOVE``: the fenced append, the seat's fields and
+the move's event, numbered, kept and published); on a standalone Redis the calls of one
+loop tick go out as one pipeline (``redis_commit.GroupCommit``: group commit), so a busy
+node pays one round trip for many moves.
 
 Failures: every Redis error or timeout — anything a redis-py call raises, including the
 ``RuntimeError`` of a connection closed under it during a Cluster failover — becomes
@@ -58,8 +66,9 @@ from .base import (
     StaleEpoch,
     StoreUnavailable,
 )
-from .records import NEW_ROUND_SEAT, LogEntry, RoomRecord, SeatRecord
+from .records import NEW_ROUND_SEAT, Checkpoint, LogEntry, RoomRecord, SeatRecord
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
+from .redis_commit import GroupCommit
 
 log = logging.getLogger("solrace.store.redis")
 
@@ -79,6 +88,35 @@ OP_TIMEOUT_S = 3.0
 _encode = msgspec.msgpack.encode
 _decode = msgspec.msgpack.decode
 _LOG_DECODER = msgspec.msgpack.Decoder(LogEntry)
+_CHECKPOINT_DECODER = msgspec.msgpack.Decoder(Checkpoint)
+
+# KEYS: room, seats, cp, cpt. ARGV: seq, clock, checkpoint, seat's "N:epoch" field.
+# While the seat exists: replaces the checkpoint at seq and gives both keys the room's
+# TTL (as APPEND_MOVE does for the log), so they go with the room.
+_PUT_CHECKPOINT = """
+if redis.call('HEXISTS', KEYS[2], ARGV[4]) == 0 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[1], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[4], ARGV[2], string.format('%012d', tonumber(ARGV[1])))
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[3], ttl)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+end
+return 1
+"""
+# KEYS: cp, cpt. ARGV: max seq, max clock ('+inf': no bound). The latest checkpoint
+# within both (clocks grow with seq within a seat), or nil.
+_GET_CHECKPOINT = """
+local s = ARGV[1]
+if ARGV[2] ~= '+inf' then
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[2], ARGV[2], '-inf', 'LIMIT', 0, 1)
+  if #r == 0 then return false end
+  if s == '+inf' or tonumber(r[1]) < tonumber(s) then s = tostring(tonumber(r[1])) end
+end
+local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'LIMIT', 0, 1)
+return r[1] or false
+"""
 _LOBBY = _encode("lobby")
 _ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__)
 _SEAT_FIELDS = tuple(f for f in SeatRecord.__struct_fields__ if f not in ("seat", "epoch"))
@@ -104,6 +142,17 @@ class _Keys:
 
     def log(self, seat: int) -> str:
         return f"{self.prefix}log:{seat}"
+
+    def checkpoints(self, seat: int) -> list[str]:
+        return [f"{self.prefix}cp:{seat}", f"{self.prefix}cpt:{seat}"]
+
+    def seat_keys(self) -> list[str]:
+        """Every per-seat key of the room (logs and checkpoints), for scripts that
+        expire or delete them all."""
+        out: list[str] = []
+        for n in range(1, MAX_SEATS + 1):
+            out += [self.log(n), *self.checkpoints(n)]
+        return out
 
 
 def _text(value: Any) -> str:
@@ -172,12 +221,18 @@ class RedisStore:
                 "CLAIM_DEADLINES", "DONE_DEADLINE",
             )
         }
+        self._checkpoint_scripts = (client.register_script(_PUT_CHECKPOINT),
+                                    client.register_script(_GET_CHECKPOINT))
         # options of the per-master subscriber connections on Cluster
         node_options = {
             "socket_timeout": SOCKET_TIMEOUT_S, "socket_connect_timeout": SOCKET_TIMEOUT_S,
             "retry": Retry(NoBackoff(), 1), **(node_auth or {}),
         }
         self._bus = Bus(client, cluster, self._event_history, node_options)
+        # Group commit of appends (standalone Redis; a Cluster pipeline would be split
+        # per master anyway, and each append is one round trip there already).
+        self._committer = None if cluster else GroupCommit(
+            client, self._scripts["APPEND_MOVE"], wait_replicas, OP_TIMEOUT_S, WAIT_TIMEOUT_MS)
 
     @classmethod
     def from_url(cls, url: str, wait_replicas: int = 0) -> RedisStore:
@@ -358,8 +413,7 @@ class RedisStore:
         """A rematch in one script (see ``Store.new_round``); the room is listed again."""
         _check_fields(fields, _ROOM_FIELDS - {"code", "phase"})
         keys = _Keys(code)
-        all_keys = [keys.room, keys.seats, keys.results]
-        all_keys += [keys.log(n) for n in range(1, MAX_SEATS + 1)]
+        all_keys = [keys.room, keys.seats, keys.results, *keys.seat_keys()]
         seat_pairs = _seat_pairs(NEW_ROUND_SEAT, None)
         room_pairs: list[Any] = []
         for name, value in fields.items():
@@ -382,7 +436,7 @@ class RedisStore:
         stays listed while it lasts; ``list_rooms`` drops it from the index once gone."""
         keys = _Keys(code)
         all_keys = [keys.room, keys.seats, keys.results, keys.event_counter, keys.event_history]
-        all_keys += [keys.log(n) for n in range(1, MAX_SEATS + 1)]
+        all_keys += keys.seat_keys()
         await self._script("EXPIRE_ROOM", all_keys, [int(ttl_s)])
 
     # ------------------------------------------------------------------ seats
@@ -437,47 +491,63 @@ class RedisStore:
     # ------------------------------------------------------------------ move logs
 
     async def append_move(
-        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, **seat_fields: Any
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, *,
+        event: bytes | None = None, **seat_fields: Any,
     ) -> None:
-        """Append and update the seat in one script, fenced by epoch and seq (see module)."""
+        """Append, update the seat and publish ``event`` in one script, fenced by epoch
+        and seq (see the module docstring). On a standalone Redis the call joins the
+        node's next group commit (``redis_commit.GroupCommit``): one pipelined round trip for every
+        move of the loop tick; on Cluster it is its own call (still one round trip)."""
         _check_fields(seat_fields, _SEAT_FIELDS)
         keys = _Keys(code)
-        args = [seat, str(int(epoch)), int(seq), _encode(entry), entry.move]
-        args += _seat_pairs(seat_fields, seat)
-        if self._wait_replicas:
-            status, value = await self._append_and_wait(keys, seat, args)
+        script_keys = [keys.seats, keys.log(seat), keys.event_counter, keys.event_history,
+                       keys.room]
+        args: list[Any] = [seat, str(int(epoch)), int(seq), _encode(entry), entry.move]
+        if event is None:
+            args += ["", "", "", 0, ""]
         else:
-            status, value = await self._script("APPEND_MOVE", [keys.seats, keys.log(seat)], args)
+            args += [event, keys.events, "1" if self._cluster else "0", HISTORY_LEN,
+                     secrets.token_hex(4)]
+        args += _seat_pairs(seat_fields, seat)
+        if self._committer is not None:
+            status, value = await self._committer.submit(script_keys, args)
+        else:
+            status, value = await self._script("APPEND_MOVE", script_keys, args)
         if status == -1:
             raise StaleEpoch(f"seat {seat} of room {code} is at epoch {value}, not {epoch}")
         if status == -2:
             raise SeqConflict(int(value))
 
-    async def _append_and_wait(self, keys: _Keys, seat: int, args: list[Any]) -> Any:
-        """The append script and ``WAIT n`` on one connection (a pipeline): WAIT counts
-        the replicas that have this connection's writes. Too few in time →
-        StoreUnavailable: the move is on the master but not acknowledged; the client's
-        retry (same seq, same move) is recognised by the script and waits again."""
-        script = self._scripts["APPEND_MOVE"]
-
-        async def call() -> Any:
-            async with self._client.pipeline(transaction=False) as pipe:
-                await script(keys=[keys.seats, keys.log(seat)], args=args, client=pipe)
-                pipe.execute_command("WAIT", self._wait_replicas, WAIT_TIMEOUT_MS)
-                return await pipe.execute()
-
-        reply, replicas = await self._run("append_move", call)
-        if int(replicas) < self._wait_replicas:
-            raise StoreUnavailable(
-                f"move on {replicas} replica(s), not {self._wait_replicas}, within "
-                f"{WAIT_TIMEOUT_MS} ms")
-        return reply
-
-    async def read_log(self, code: str, seat: int, after: int = 0) -> list[LogEntry]:
-        """The seat's log entries after the first ``after`` ones, in order."""
+    async def read_log(self, code: str, seat: int, after: int = 0,
+                       limit: int | None = None) -> list[LogEntry]:
+        """The seat's log entries after the first ``after`` ones, at most ``limit``."""
         key = _Keys(code).log(seat)
-        raw = await self._run("read log", lambda: self._client.lrange(key, max(after, 0), -1))
+        start = max(after, 0)
+        if limit is not None and limit <= 0:
+            return []
+        stop = -1 if limit is None else start + limit - 1
+        raw = await self._run("read log", lambda: self._client.lrange(key, start, stop))
         return [_LOG_DECODER.decode(item) for item in raw]
+
+    # ------------------------------------------------------------------ checkpoints
+
+    async def put_checkpoint(self, code: str, seat: int, checkpoint: Checkpoint) -> None:
+        """Keep the checkpoint while the seat exists, with the room's TTL (one script)."""
+        keys = _Keys(code)
+        args: list[Any] = [int(checkpoint.seq), int(checkpoint.clock_ms), _encode(checkpoint),
+                f"{int(seat)}:epoch"]
+        await self._run("put checkpoint", lambda: self._checkpoint_scripts[0](
+            keys=[keys.room, keys.seats, *keys.checkpoints(seat)], args=args))
+
+    async def get_checkpoint(self, code: str, seat: int, max_seq: int | None = None,
+                             max_clock_ms: int | None = None) -> Checkpoint | None:
+        """The latest checkpoint within both bounds, in one script — see ``Store``."""
+        keys = _Keys(code).checkpoints(seat)
+        args = ["+inf" if max_seq is None else int(max_seq),
+                "+inf" if max_clock_ms is None else int(max_clock_ms)]
+        raw = await self._run("get checkpoint", lambda: self._checkpoint_scripts[1](
+            keys=keys, args=args))
+        return _CHECKPOINT_DECODER.decode(raw) if raw else None
 
     # ------------------------------------------------------------------ results
 
@@ -608,5 +678,7 @@ class RedisStore:
 
     async def close(self) -> None:
         """Stop the subscribers and close every connection."""
+        if self._committer is not None:
+            await self._committer.close()
         await self._bus.close()
         await self._client.aclose()

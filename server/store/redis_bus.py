@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -29,7 +28,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from .base import EventHandler, StoreUnavailable
+from .base import EventHandler, StoreUnavailable, call_handler
 
 log = logging.getLogger("solrace.store.redis")
 
@@ -239,16 +238,6 @@ class Listener:
                 last = number
                 self._last[channel] = (numbering, number)
                 await self._dispatch(channel, event)
-
-
-async def call_handler(handler: EventHandler, event: bytes) -> None:
-    """Run one handler; its failure is logged and never stops the listener."""
-    try:
-        result = handler(event)
-        if inspect.isawaitable(result):
-            await result
-    except Exception:
-        log.exception("event handler %r failed", handler)
 
 
 class Bus:

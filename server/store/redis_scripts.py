@@ -99,10 +99,53 @@ redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 return 1
 """
 
-# KEYS: seats, log. ARGV: seat number, epoch, seq, encoded entry, move notation,
-# prefixed field, value...
-# Returns {0, seq} appended; {1, seq} already appended by an earlier attempt (same epoch,
-# same seq, same move); {-1, current epoch} stale epoch; {-2, expected seq} conflict.
+# The body shared by PUBLISH and APPEND_MOVE: number an event, keep it in the room's
+# capped history (so a subscriber that missed it — reconnecting — catches up) and publish
+# "E:N:event". E names the numbering: it is set with event 1, so if Redis loses the
+# room's events (a restart without persistence) the new numbering has a new E.
+# Lua variables it reads: counter, history, room (key names), event, channel, sharded
+# ('1'/'0'), keep (history length), token (a fresh random string).
+_PUBLISH_BODY = """
+local n = redis.call('HINCRBY', counter, 'n', 1)
+if n == 1 then
+  redis.call('HSET', counter, 'e', token)
+  local ttl = redis.call('PTTL', room)
+  if ttl > 0 then
+    redis.call('PEXPIRE', counter, ttl)
+    redis.call('PEXPIRE', history, ttl)
+  end
+end
+local message = redis.call('HGET', counter, 'e') .. ':' .. n .. ':' .. event
+redis.call('RPUSH', history, message)
+redis.call('LTRIM', history, -tonumber(keep), -1)
+if sharded == '1' then
+  redis.call('SPUBLISH', channel, message)
+else
+  redis.call('PUBLISH', channel, message)
+end
+"""
+
+# KEYS: event counter (hash: n, e), event history list, room. ARGV: event, channel,
+# sharded (1/0), history length, a fresh random token. Numbers the event, keeps it in the
+# history and publishes it (``_PUBLISH_BODY``). Returns the event's number.
+PUBLISH = """
+local counter, history, room = KEYS[1], KEYS[2], KEYS[3]
+local event, channel, sharded, keep, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+""" + _PUBLISH_BODY + """
+return n
+"""
+
+# One move, one script, one round trip (docs/SERVER.md "One move"): the fenced append,
+# the seat's new progress fields, and the move's event numbered, kept in the room's
+# history and published — all or nothing, so an event is out exactly when its move is
+# stored, and a seat's events go out in its sequence order (appends are in that order).
+# KEYS: seats, log, event counter, event history, room. ARGV: seat number, epoch, seq,
+# encoded entry, move notation, event ('' for none), channel, sharded (1/0), history
+# length, a fresh random token, then prefixed seat field, value...
+# Returns {0, seq} appended (and the event published); {1, seq} already appended by an
+# earlier attempt of this call (same epoch, same seq, same move: a retry whose first
+# reply was lost; the event went out with it, so it is not published twice); {-1,
+# current epoch} stale epoch; {-2, expected seq} conflict. Nothing changes unless 0.
 APPEND_MOVE = """
 local cur = redis.call('HGET', KEYS[1], ARGV[1] .. ':epoch')
 if not cur then return {-1, 0} end
@@ -111,11 +154,16 @@ local len = redis.call('LLEN', KEYS[2])
 local seq = tonumber(ARGV[3])
 if seq == len + 1 then
   redis.call('RPUSH', KEYS[2], ARGV[4])
-  if #ARGV > 5 then redis.call('HSET', KEYS[1], unpack(ARGV, 6)) end
+  if #ARGV > 10 then redis.call('HSET', KEYS[1], unpack(ARGV, 11)) end
   if len == 0 then
     -- a log created after expire_room must not outlive its room
     local ttl = redis.call('PTTL', KEYS[1])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+  end
+  if ARGV[6] ~= '' then
+    local counter, history, room = KEYS[3], KEYS[4], KEYS[5]
+    local event, channel, sharded, keep, token = ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+""" + _PUBLISH_BODY + """
   end
   return {0, seq}
 end
@@ -200,32 +248,6 @@ return 1
 EXPIRE_ROOM = """
 for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ARGV[1]) end
 return 1
-"""
-
-# KEYS: event counter (hash: n, e), event history list, room. ARGV: event, channel,
-# sharded (1/0), history length, a fresh random token. Numbers the event, keeps it in the
-# room's capped history (so a subscriber that missed it — reconnecting — catches up) and
-# publishes "E:N:event". E names the numbering: it is set with event 1, so if Redis loses
-# the room's events (a restart without persistence) the new numbering has a new E.
-PUBLISH = """
-local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
-if n == 1 then
-  redis.call('HSET', KEYS[1], 'e', ARGV[5])
-  local ttl = redis.call('PTTL', KEYS[3])
-  if ttl > 0 then
-    redis.call('PEXPIRE', KEYS[1], ttl)
-    redis.call('PEXPIRE', KEYS[2], ttl)
-  end
-end
-local message = redis.call('HGET', KEYS[1], 'e') .. ':' .. n .. ':' .. ARGV[1]
-redis.call('RPUSH', KEYS[2], message)
-redis.call('LTRIM', KEYS[2], -tonumber(ARGV[4]), -1)
-if ARGV[3] == '1' then
-  redis.call('SPUBLISH', ARGV[2], message)
-else
-  redis.call('PUBLISH', ARGV[2], message)
-end
-return n
 """
 
 # KEYS: event counter, event history list. Returns {E, N, history} in one step.

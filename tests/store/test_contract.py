@@ -8,7 +8,15 @@ import secrets
 
 import pytest
 
-from server.store import LogEntry, RoomRecord, SeatRecord, SeqConflict, StaleEpoch, Store
+from server.store import (
+    Checkpoint,
+    LogEntry,
+    RoomRecord,
+    SeatRecord,
+    SeqConflict,
+    StaleEpoch,
+    Store,
+)
 
 EVENT_TIMEOUT_S = 5.0
 
@@ -189,6 +197,54 @@ async def test_concurrent_appends_store_each_sequence_once(store_pair: tuple[Sto
     assert [e.move for e in log] == [f"{s}>f" for s in range(1, appended + 1)]
 
 
+async def test_read_log_pages(store: Store) -> None:
+    code = await room_with_seats(store)
+    # clocks that go up by a lot, stay put and (a wall clock stepped back) go down
+    clocks = [0, 5, 5, 70_000, 3, 2**40, 2**40 + 1, *range(100, 400)]
+    for seq, clock in enumerate(clocks, 1):
+        await store.append_move(code, 1, 1, seq, LogEntry(f"{seq % 10}>f", clock))
+    expected = [LogEntry(f"{seq % 10}>f", clock) for seq, clock in enumerate(clocks, 1)]
+    assert await store.read_log(code, 1) == expected
+    for after, limit in [(0, 1), (3, 4), (63, 2), (64, 64), (100, 1000), (307, 5), (5, 0)]:
+        assert await store.read_log(code, 1, after=after, limit=limit) == \
+            expected[after:after + limit], (after, limit)
+    assert await store.read_log(code, 2) == []
+
+
+def _checkpoint(seq: int, clock_ms: int, round_: int = 1) -> Checkpoint:
+    return Checkpoint(seq=seq, clock_ms=clock_ms, round=round_, layout=bytes([seq % 256]) * 3,
+                      reached=[(1, clock_ms), (2, clock_ms + 1)])
+
+
+async def test_checkpoints_by_seq_and_by_clock(store_pair: tuple[Store, Store]) -> None:
+    node_a, node_b = store_pair
+    code = await room_with_seats(node_a, seats=2)
+    assert await node_a.get_checkpoint(code, 1) is None
+    for seq, clock in [(256, 1000), (512, 1000), (768, 5000), (1024, 9000)]:
+        await node_a.put_checkpoint(code, 1, _checkpoint(seq, clock))
+    await node_a.put_checkpoint(code, 2, _checkpoint(256, 1))
+    assert await node_b.get_checkpoint(code, 1) == _checkpoint(1024, 9000)
+    assert await node_b.get_checkpoint(code, 1, max_seq=1023) == _checkpoint(768, 5000)
+    assert await node_b.get_checkpoint(code, 1, max_seq=768) == _checkpoint(768, 5000)
+    assert await node_b.get_checkpoint(code, 1, max_seq=255) is None
+    assert await node_b.get_checkpoint(code, 1, max_clock_ms=999) is None
+    # two at the same clock: the later one
+    assert await node_b.get_checkpoint(code, 1, max_clock_ms=4999) == _checkpoint(512, 1000)
+    assert await node_b.get_checkpoint(code, 1, max_clock_ms=9000) == _checkpoint(1024, 9000)
+    assert await node_b.get_checkpoint(code, 1, max_seq=600, max_clock_ms=8000) == \
+        _checkpoint(512, 1000)
+    assert await node_b.get_checkpoint(code, 1, max_seq=2000, max_clock_ms=5000) == \
+        _checkpoint(768, 5000)
+    assert await node_b.get_checkpoint(code, 2) == _checkpoint(256, 1), "seats apart"
+    # written again (a resumed holder): replaced, not doubled
+    await node_b.put_checkpoint(code, 1, _checkpoint(768, 5000, round_=2))
+    assert await node_a.get_checkpoint(code, 1, max_seq=800) == _checkpoint(768, 5000, 2)
+    assert await node_a.get_checkpoint(code, 1, max_clock_ms=6000) == _checkpoint(768, 5000, 2)
+    # a seat that does not exist keeps none
+    await node_a.put_checkpoint(code, 5, _checkpoint(256, 1))
+    assert await node_a.get_checkpoint(code, 5) is None
+
+
 async def test_results(store: Store) -> None:
     code = await room_with_seats(store)
     assert await store.get_results(code) is None
@@ -206,12 +262,14 @@ async def test_a_room_with_a_ttl_stays_listed_until_it_expires(store: Store) -> 
 async def test_expire_room_removes_everything(store: Store) -> None:
     code = await room_with_seats(store)
     await store.append_move(code, 1, 1, 1, LogEntry("1>f", 1))
+    await store.put_checkpoint(code, 1, _checkpoint(1, 1))
     await store.put_results(code, b"r")
     keep = await room_with_seats(store)
     await store.expire_room(code, 0)
     assert await store.get_room(code) is None
     assert await store.get_seats(code) == []
     assert await store.read_log(code, 1) == []
+    assert await store.get_checkpoint(code, 1) is None
     assert await store.get_results(code) is None
     assert code not in {r.code for r in await store.list_rooms()}
     assert await store.get_room(keep) is not None, "other rooms stay"
@@ -358,6 +416,7 @@ async def test_new_round_resets_a_finished_room_keeping_the_seats_asked(store: S
         await store.append_move(code, seat, 1, 1, LogEntry("1>2", 10), progress=1, moves=1,
                                 status="won", progress_ms=10, finish_ms=10)
         await store.update_seat(code, seat, ready=True)
+        await store.put_checkpoint(code, seat, _checkpoint(1, 10))
     assert await store.set_phase(code, "lobby", "finished", start_ms=5, end_reason="all_done")
     await store.put_results(code, b"results of round 1")
     epoch = await store.take_seat(code, 3)
@@ -375,6 +434,7 @@ async def test_new_round_resets_a_finished_room_keeping_the_seats_asked(store: S
         assert (seat.ready, seat.status, seat.progress, seat.moves) == (False, "lobby", 0, 0)
         assert (seat.progress_ms, seat.finish_ms, seat.name) == (None, None, f"p{seat.seat - 1}")
         assert await store.read_log(code, seat.seat) == []
+        assert await store.get_checkpoint(code, seat.seat) is None, "the old round's board"
     assert seats[1].epoch == epoch, "epochs are kept: the holders are fenced as before"
     assert await store.get_seat(code, 2) is None and await store.read_log(code, 2) == []
     # the round races again: a move is stored from 1 on

@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 
-from server.store import LogEntry, SeatRecord, SeqConflict, StoreUnavailable
+from server.store import Checkpoint, LogEntry, SeatRecord, SeqConflict, StoreUnavailable
 from server.store.redis import RedisStore, _Keys
 from tests.conftest import RedisClusterProcesses, RedisProcess
 
@@ -38,8 +38,11 @@ async def test_expire_room_sets_ttls_that_later_keys_inherit(
         # created after expire_room: must not outlive the room
         await store.append_move(code, 2, 1, 1, LogEntry("2>f", 2))
         await store.put_results(code, b"results")
+        await store.put_checkpoint(code, 2, Checkpoint(seq=1, clock_ms=2, round=1, layout=b"",
+                                                       reached=[]))
         keys = _Keys(code)
-        for key in (keys.room, keys.seats, keys.log(1), keys.log(2), keys.results):
+        for key in (keys.room, keys.seats, keys.log(1), keys.log(2), keys.results,
+                    *keys.checkpoints(2)):
             ttl = _int_reply(shared_redis.command("TTL", key))
             assert 90 <= ttl <= 100, (key, ttl)
         assert await store.get_room(code) is not None, "still there until the TTL runs out"
@@ -175,7 +178,8 @@ async def test_cluster_spreads_rooms_and_keeps_each_in_one_slot(
             node = redis_cluster.nodes[0]
             slots = {
                 _int_reply(node.command("CLUSTER", "KEYSLOT", key))
-                for key in (keys.room, keys.seats, keys.log(2), keys.results, keys.events)
+                for key in (keys.room, keys.seats, keys.log(2), keys.results, keys.events,
+                            *keys.checkpoints(2))
             }
             assert len(slots) == 1, "every key of a room shares its slot"
         sizes = [_int_reply(n.command("DBSIZE")) for n in redis_cluster.nodes]
