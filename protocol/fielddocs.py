@@ -19,6 +19,8 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "(0: none); the server replays the moves after it",
         "legal_moves": "ask for your own board's legal moves with every state of it you "
         "receive (`lm` in boards, `A`, own `D`; see Legal moves)",
+        "batched": "as a spectator, take the moves as one `DS` frame per tick instead of a "
+        "`P` and a `D` per move (see Spectators)",
     },
     "RoomSettings": {
         "variant": "`portuguese`, `spanish`, `brisbane`, `fortress` or `perseverance`",
@@ -151,6 +153,10 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
         "clock_ms": "race clock when it was accepted",
         "revealed": "cards it turned face up, as [pile, code]",
         "legal": "your own board, if you asked (`hello.lm`): its legal moves after it",
+    },
+    "Diffs": {
+        "diffs": "the tick's `D`, in order: apply them exactly as that run of `D` frames",
+        "progress": "the tick's `P`, the latest per seat, applied after the diffs",
     },
     "Progress": {
         "seat": "whose progress",

@@ -85,6 +85,10 @@ class Hello(_Msg, tag="hello"):
     token: Token | None = field(default=None, name="k")
     seen: Seq = field(default=0, name="s")
     legal_moves: bool = field(default=False, name="lm")
+    # A client that applies ``DS`` (``Diffs``) frames says so; an older one keeps getting a
+    # ``P`` and a ``D`` per move as a spectator (a frame type it does not know would be
+    # skipped, and its boards would stop).
+    batched: bool = field(default=False, name="ds")
 
 
 class RoomSettings(msgspec.Struct, omit_defaults=True, kw_only=True):
@@ -328,6 +332,16 @@ class Diff(_Msg, tag="D"):
     legal: list[str] | None = field(default=None, name="lm")
 
 
+class Diffs(_Msg, tag="DS"):
+    """Everything a spectator may see of the moves of one tick of the room (sent to a
+    client whose hello set ``batched``, instead of a ``P`` and a ``D`` per move): apply
+    ``diffs`` in order exactly as that run of ``D`` frames, then ``progress`` as ``P``
+    frames (the latest per seat)."""
+
+    diffs: list[Diff] = field(default_factory=list, name="d")
+    progress: list[Progress] = field(default_factory=list, name="ps")
+
+
 class Progress(_Msg, tag="P"):
     """A seat's progress changed: what rivals may see while the race runs."""
 
@@ -428,7 +442,7 @@ class Closing(_Msg, tag="bye"):
 
 ServerMessage = (
     Welcome | Error | RoomList | Joined | Seats | Countdown | Started | Accepted | Rejected
-    | Diff | Progress | Ranking | Snapshot | Results | Verdict | Hint | Pong | Closing
+    | Diff | Diffs | Progress | Ranking | Snapshot | Results | Verdict | Hint | Pong | Closing
 )
 
 

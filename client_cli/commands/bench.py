@@ -321,7 +321,8 @@ def make_report(args: argparse.Namespace, urls: list[str], stats: Stats, wall: f
         "latency_ms": {name: round(1000 * percentile(lat, q), 3)
                        for name, q in (("p50", 50), ("p95", 95), ("p99", 99), ("max", 100))},
         "bytes_per_ack": per_frame("Accepted"),
-        "bytes_per_diff": per_frame("Diff"),
+        # the spectator's frames of moves: one Diffs a tick (hello.ds), else a Diff a move
+        "bytes_per_diff": per_frame("Diffs") if "Diffs" in stats.frames else per_frame("Diff"),
         "errors": dict(stats.errors),
         "server": server,
         "load_generator_cpu_percent": stats.client_cpu_percent,

@@ -70,6 +70,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--max-live-rooms", type=int, default=10_000, metavar="N",
                    help="rooms this node holds at once; beyond it, create gets node_full "
                    "(default %(default)s)")
+    p.add_argument("--max-spectators", type=int, default=2_000, metavar="N",
+                   help="spectators of one room on this node; beyond it, a spectator join "
+                   "gets room_full (default %(default)s)")
     p.add_argument("--allow-volatile-store", action="store_true",
                    help="serve even if Redis does not persist acknowledged moves (no AOF): "
                    "a Redis restart then loses moves and races; /healthz says degraded")
@@ -102,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
-    from server.app import Server, VolatileStore
+    from server.app import Server, VolatileStore, tune_gc
     from server.config import ONE_HOST, ServerConfig
 
     config = ServerConfig(host=args.host, port=args.port, store_url=args.redis,
@@ -117,7 +120,8 @@ async def _serve(args: argparse.Namespace) -> int:
                           max_seats_per_address=args.seats_per_address,
                           failed_joins_per_minute=args.failed_joins_per_minute,
                           shared_address_seats=args.shared_address_seats,
-                          lobby_ttl_s=int(args.lobby_ttl), max_live_rooms=args.max_live_rooms)
+                          lobby_ttl_s=int(args.lobby_ttl), max_live_rooms=args.max_live_rooms,
+                          max_spectators_per_room=args.max_spectators)
     if args.one_host:
         config = replace(config, **ONE_HOST)
     try:
@@ -135,6 +139,7 @@ async def _serve(args: argparse.Namespace) -> int:
         log.error("cannot listen on %s:%s: %s", args.host, args.port, exc,
                   extra={"error": "listen_failed"})
         return 1
+    tune_gc()  # GC: freeze the start-up heap, fewer collections (server/gctune.py)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     host = args.host if ":" not in args.host else f"[{args.host}]"

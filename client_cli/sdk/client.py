@@ -41,6 +41,16 @@ STORE_PATIENCE_S = 30.0
 # results came without it: the server's solver has at most a second or so per deal
 # (results_solver_s), from the room's creation, so it is nearly always known by then.
 VERDICT_WAIT_S = 3.0
+# ``list_rooms`` reads the server's room list a page at a time (ListRooms.before): it
+# stops at this many rooms (ten pages of the server's default 50) or pages, so one call
+# is a bounded number of requests whatever the server holds.
+LIST_ROOMS_LIMIT = 500
+LIST_PAGES_MAX = 20
+# A list costs the server's heavy rate (5 credits at the default 10 a second): a page
+# refused rate_limited is asked again after this (times the attempt), at most LIST_RETRIES
+# times.
+LIST_RATE_WAIT_S = 0.5
+LIST_RETRIES = 5
 
 __all__ = ["CLIENT_NAME", "Desynced", "Disconnected", "RaceClient", "Reconnected", "settings_from"]
 
@@ -64,7 +74,8 @@ class RaceClient(Session):
         Raises ``RaceError`` (e.g. ``version_mismatch``) or ``ConnectionLost``."""
         ws = await self._open()
         hello = M.Hello(
-            version=PROTOCOL_VERSION, name=self.name, bot=self.bot, client=self.client_name
+            version=PROTOCOL_VERSION, name=self.name, bot=self.bot, client=self.client_name,
+            batched=True,  # this client applies Diffs frames (Room.update)
         )
         await ws.send(encode(hello))
         try:
@@ -158,10 +169,40 @@ class RaceClient(Session):
         await self._request(M.Join(code=code, role=role), (M.Joined,))
         return self.room
 
-    async def list_rooms(self) -> list[M.RoomSummary]:
-        """The open public rooms."""
-        reply = await self._request(M.ListRooms(), (M.RoomList,))
-        return list(reply.rooms)
+    async def list_page(self, before: str | None = None) -> M.RoomList:
+        """One page of the open public rooms, newest first (the server's page size): the
+        first without ``before``, the next with the ``next`` of the page before. A page
+        refused ``rate_limited`` (a list costs the server's heavy rate, several credits)
+        is asked again after a pause, up to LIST_RETRIES times."""
+        for attempt in range(1, LIST_RETRIES + 1):
+            try:
+                reply: M.RoomList = await self._request(M.ListRooms(before=before),
+                                                        (M.RoomList,))
+                return reply
+            except RaceError as exc:
+                if exc.code != Code.RATE_LIMITED or attempt == LIST_RETRIES:
+                    raise
+            await asyncio.sleep(LIST_RATE_WAIT_S * attempt)  # credits refill: not a sync
+        raise AssertionError("unreachable")
+
+    async def list_rooms(self, limit: int = LIST_ROOMS_LIMIT) -> list[M.RoomSummary]:
+        """The open public rooms, newest first, each once: the server's pages read in
+        order until the last one, or until ``limit`` rooms or LIST_PAGES_MAX pages were
+        read, whichever comes first (so at most ``limit`` rooms and LIST_PAGES_MAX
+        requests, however many rooms the server has)."""
+        rooms: list[M.RoomSummary] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        for _ in range(LIST_PAGES_MAX):
+            page = await self.list_page(cursor)
+            for room in page.rooms:
+                if room.code not in seen and len(rooms) < limit:
+                    seen.add(room.code)
+                    rooms.append(room)
+            cursor = page.next
+            if cursor is None or len(rooms) >= limit:
+                break
+        return rooms
 
     async def _through_outages(self, message: Any, expect: tuple[type, ...]) -> Any:
         """``_request``, sent again while the server answers ``store_unavailable`` (for

@@ -124,6 +124,12 @@ class RoomState:
             self.boards_hidden = msg.hidden
             for board in msg.boards:
                 self._set_board(board)
+        elif isinstance(msg, M.Diffs):
+            # a spectator's tick: exactly that run of D, then the latest P per seat
+            for diff in msg.diffs:
+                self.update(diff)
+            for progress in msg.progress:
+                self.update(progress)
         elif isinstance(msg, M.Diff):
             state = self.boards.get(msg.seat)
             if state is not None and not state.apply(msg.seq, msg.move, msg.revealed, msg.hash):

@@ -220,6 +220,8 @@ class Session:
             room.update(msg)
             if isinstance(msg, M.Diff) and msg.seat in room.desynced:
                 self._desync(msg.seat)
+            if isinstance(msg, M.Diffs) and any(d.seat in room.desynced for d in msg.diffs):
+                self._desync(next(d.seat for d in msg.diffs if d.seat in room.desynced))
             if (
                 isinstance(msg, M.Diff)
                 and pending is not None
@@ -364,6 +366,7 @@ class Session:
                 client=self.client_name,
                 token=room.token,
                 seen=seen,
+                batched=True,
             )
             await ws.send(encode(hello))
         else:
@@ -374,6 +377,7 @@ class Session:
                         name=self.name,
                         bot=self.bot,
                         client=self.client_name,
+                        batched=True,
                     )
                 )
             )

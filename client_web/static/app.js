@@ -28,6 +28,9 @@ const S = {
   intent: null, // what to do once welcomed: {kind: "list"|"join"|"create", ...}
   link: "connecting",
   rooms: [],
+  // the room list's page: its cursor (null: the newest), the next page's, and the cursors
+  // of the newer pages passed on the way (ListRooms.b / RoomList.n, PROTOCOL.md)
+  list: { before: null, next: null, back: [] },
   room: null, // {code, settings, phase, seat, creator, commitment, seats, startMs}
   boards: new Map(), // seat -> {seat, seq, view, hash, legal}
   ranking: [],
@@ -109,6 +112,8 @@ function handle(msg) {
       break;
     case "rooms":
       S.rooms = msg.r || [];
+      S.list.next = msg.n || null;
+      if (!S.rooms.length && S.list.before) listPage("newest"); // its rooms went: start again
       break;
     case "joined":
       onJoined(msg);
@@ -138,15 +143,16 @@ function handle(msg) {
     case "D":
       onDiff(msg);
       break;
+    case "DS": // a spectator's tick: exactly that run of D, then the latest P per seat
+      for (const diff of msg.d || []) onDiff(diff);
+      for (const progress of msg.ps || []) onProgress(progress);
+      break;
     case "snap":
       if (S.room) S.room.hidden = false; // boards are shown from now on
       setBoard(msg.bd);
       break;
     case "P":
-      if (room) {
-        const seat = room.seats.find((s) => s.p === msg.p);
-        if (seat) Object.assign(seat, { g: msg.g, mv: msg.mv, st: msg.st });
-      }
+      onProgress(msg);
       break;
     case "rank":
       S.ranking = msg.k;
@@ -181,10 +187,29 @@ function handle(msg) {
   }
 }
 
+/** Ask for the room list's current page (the newest, or the one the player paged to). */
+function listRooms() {
+  net.send(S.list.before ? { t: "list", b: S.list.before } : { t: "list" });
+}
+
+/** Page the room list: "older" (the server's next page), "newer" (back) or "newest". */
+function listPage(where) {
+  const list = S.list;
+  if (where === "older" && list.next) {
+    list.back.push(list.before);
+    list.before = list.next;
+  } else if (where === "newer" && list.back.length) {
+    list.before = list.back.pop();
+  } else {
+    S.list = { before: null, next: null, back: [] };
+  }
+  listRooms();
+}
+
 function runIntent() {
   const intent = S.intent;
   S.intent = null;
-  if (!intent || intent.kind === "list") net.send({ t: "list" });
+  if (!intent || intent.kind === "list") listRooms();
   else if (intent.kind === "join") net.send({ t: "join", c: intent.code, r: intent.role });
   else if (intent.kind === "create") net.send({ t: "create", r: intent.settings });
 }
@@ -261,6 +286,11 @@ function onRejected(msg) {
   if (msg.c === "out_of_order" || msg.c === "taken_over") resync(msg.c);
 }
 
+function onProgress(msg) {
+  const seat = S.room && S.room.seats.find((s) => s.p === msg.p);
+  if (seat) Object.assign(seat, { g: msg.g, mv: msg.mv, st: msg.st });
+}
+
 function onDiff(msg) {
   const board = S.boards.get(msg.p);
   if (!board || msg.s <= board.seq) return; // already applied (the receiver rule)
@@ -324,7 +354,7 @@ function onError(msg) {
   if (msg.c === "bad_token" && route.code) {
     sessionStorage.removeItem(tokenKey(route.code));
     S.intent = { kind: "join", code: route.code, role: "player" };
-    net.send({ t: "hello", v: 1, n: S.name, c: "solrace-web/0.1", lm: true });
+    net.send({ t: "hello", v: 1, n: S.name, c: "solrace-web/0.1", lm: true, ds: true });
     return;
   }
   if ((msg.c === "room_closed" || msg.c === "room_full") && route.kind === "play" && !S.room) {
@@ -337,7 +367,7 @@ function onError(msg) {
     note(`no room ${route.code || ""}: it may have expired`);
     S.route = { kind: "lobby" };
     history.replaceState(null, "", "/");
-    net.send({ t: "list" });
+    listRooms();
     return;
   }
   note(msg.m || msg.c);
@@ -682,7 +712,10 @@ function lobbyScreen() {
             h("td", {}, r.r),
             h("td.actions", {},
               r.ph === "lobby" && r.n < r.m ? h("button", { onclick: () => goJoin(r.c, false) }, "Join") : null,
-              r.sp !== false ? h("button", { onclick: () => goJoin(r.c, true) }, "Watch") : null)))))));
+              r.sp !== false ? h("button", { onclick: () => goJoin(r.c, true) }, "Watch") : null))))),
+      S.list.back.length || S.list.next ? h("div.row.paging", {},
+        h("button", { type: "button", disabled: !S.list.back.length, onclick: () => listPage("newer") }, "← Newer"),
+        h("button", { type: "button", disabled: !S.list.next, onclick: () => listPage("older") }, "Older →")) : null));
 }
 
 function joinForm() {
@@ -942,7 +975,7 @@ function tick() {
 
 setInterval(tick, 100);
 setInterval(() => {
-  if (!S.room && S.link === "online") net.send({ t: "list" });
+  if (!S.room && S.link === "online") listRooms();
 }, LIST_EVERY_MS);
 document.addEventListener("keydown", onKey);
 document.addEventListener("pointerdown", onPointerDown);

@@ -57,7 +57,7 @@ export class Net {
       ws.onopen = () => {
         this.retries = 0;
         this.onState("online");
-        this.send({ t: "hello", v: PROTOCOL_VERSION, c: CLIENT, lm: true, ...hello });
+        this.send({ t: "hello", v: PROTOCOL_VERSION, c: CLIENT, lm: true, ds: true, ...hello }); // ds: spectator moves as one DS a tick
         resolve();
       };
       ws.onmessage = (event) => {

@@ -206,3 +206,59 @@ async def test_events_arrive_in_order_and_end_when_closed(start_server) -> None:
     await asyncio.wait_for(collector, 5)  # the iterator ends with the session
     assert seen.index("Joined") < seen.index("Started")
     assert "Seats" in seen
+
+
+def test_a_diffs_frame_applies_as_that_run_of_diffs() -> None:
+    """``Diffs``: each diff hash-checked in order, then the latest progress per seat; a
+    wrong hash inside the run marks the board desynced, as a lone ``D`` would."""
+    from client_cli.sdk import RoomState
+
+    game = engine.new_game("spanish", seed=SEED)
+    start = game.view()
+    run = []
+    for seq in range(1, 4):
+        move = str(game.legal_moves()[0])
+        diff = game.play(move)
+        run.append(M.Diff(seat=2, seq=seq, move=diff.move, hash=game.state_hash(),
+                          clock_ms=seq, revealed=[tuple(r) for r in diff.revealed]))
+    room = RoomState(seat=0)
+    room.seats = {2: M.SeatInfo(seat=2, name="b", status="playing")}
+    room.boards[2] = BoardState.from_board(M.Board(seat=2, seq=0, view=start,
+                                                   hash=engine.view_hash(start)))
+    progress = M.Progress(seat=2, progress=0, moves=3, status="playing", clock_ms=3)
+    room.update(M.Diffs(diffs=run, progress=[progress]))
+    assert room.boards[2].seq == 3 and room.boards[2].view == game.view()
+    assert not room.desynced and room.seats[2].moves == 3 and room.last_clock_ms == 3
+    bad = M.Diff(seat=2, seq=4, move=str(game.legal_moves()[0]), hash=12345, clock_ms=4)
+    room.update(M.Diffs(diffs=[bad]))
+    assert room.desynced == {2}
+
+
+async def test_a_spectator_sdk_gets_diffs_frames_and_the_players_boards(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = await start_server(seed=SEED)
+    frames: list[Any] = []
+    host = RaceClient(server.url, "host", on_event=frames.append)
+    await host.connect()
+    await host.create_room(settings_from("spanish", countdown_s=0, max_players=2),
+                           as_player=False)
+    bots = [RaceClient(server.url, f"b{i}", bot=True) for i in range(2)]
+    for bot in bots:
+        await bot.connect()
+        await bot.join(host.room.code)
+    for bot in bots:
+        await bot.ready()
+    await asyncio.gather(*(play_bot(bot, GreedyBot(3)) for bot in bots))
+    await host.wait_for(lambda r: r.results is not None, 10)
+    results = host.room.results
+    assert results is not None
+    assert any(isinstance(f, M.Diffs) and f.diffs for f in frames)
+    assert not any(isinstance(f, M.Diff) for f in frames)  # every move came in a Diffs
+    for log in results.logs:  # the engine replaying the logs, not the fan-out
+        game = engine.new_game("spanish", seed=results.seed, **results.options)
+        for move in log.moves:
+            game.play(move)
+        seen = host.room.boards[log.seat]
+        assert not seen.desynced and seen.seq == len(log.moves) and seen.view == game.view()
+    await host.close()
+    for bot in bots:
+        await bot.close()

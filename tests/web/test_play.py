@@ -210,6 +210,45 @@ def test_the_lobby_lists_rooms_live_and_joins_by_list_or_code(pages: Pages) -> N
     assert seat_names(host) == ["Host", "Browsing", "Typist"]
 
 
+async def _public_rooms(url: str, count: int) -> list[str]:
+    """``count`` public lobbies, made one after another and left open; their codes."""
+    codes = []
+    async with RaceClient(url, "Maker", reconnect=False) as maker:
+        for _ in range(count):
+            codes.append((await maker.create_room(settings_from("spanish"))).code)
+            await maker.leave()
+    return codes
+
+
+def test_the_lobby_pages_through_the_room_list(pages: Pages, web_node: Node, sdk: SdkLoop,
+                                               ws_url: str) -> None:
+    config = web_node.server.config
+    page_size, config.list_page = config.list_page, 2  # read at each list request
+    try:
+        made = set(sdk.run(_public_rooms(ws_url, 5)))
+        page = pages.open("/", name="Pager")
+        rows = page.locator("section.rooms tbody tr")
+        expect(rows).to_have_count(2)
+        newer = page.get_by_role("button", name="← Newer")
+        older = page.get_by_role("button", name="Older →")
+        expect(newer).to_be_disabled()
+        first = set(rows.evaluate_all("rows => rows.map((r) => r.dataset.code)"))
+        older.click()
+        expect(newer).to_be_enabled()
+        for code in first:
+            expect(page.locator(f'tr[data-code="{code}"]')).to_have_count(0)
+        expect(rows).to_have_count(2)
+        second = set(rows.evaluate_all("rows => rows.map((r) => r.dataset.code)"))
+        # the four newest rooms are ours, two a page, each once
+        assert len(first | second) == 4 and first | second <= made
+        newer.click()
+        for code in first:
+            expect(page.locator(f'tr[data-code="{code}"]')).to_have_count(1)
+        expect(newer).to_be_disabled()
+    finally:
+        config.list_page = page_size
+
+
 def test_a_dropped_connection_resumes_the_seat(pages: Pages, web_node: Node, sdk: SdkLoop,
                                                ws_url: str) -> None:
     page = pages.open("/", name="Dropper")

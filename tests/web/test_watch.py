@@ -35,11 +35,38 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
+def _watching(pages: Pages, code: str) -> tuple[Any, list[bytes], list[str]]:
+    """A page opened on /w/CODE, with the binary frames it receives and its console
+    warnings (a resync logs one)."""
+    frames: list[bytes] = []
+    warnings: list[str] = []
+    context = pages.browser.new_context(viewport={"width": 1100, "height": 900})
+    pages.contexts.append(context)
+    page = context.new_page()
+    page.on("pageerror", lambda exc: pages.errors.append(str(exc)))
+    page.on("console", lambda msg: warnings.append(msg.text) if msg.type == "warning" else None)
+    page.on("websocket", lambda ws: ws.on(
+        "framereceived", lambda payload: frames.append(payload) if isinstance(payload, bytes)
+        else None))
+    page.goto(f"{pages.base}/w/{code}")
+    return page, frames, warnings
+
+
 async def _start(one: RaceClient, two: RaceClient, code: str) -> None:
     await one.ready()
     await two.ready()
     for client in (one, two):
         await client.wait_for(lambda r: r.my_board is not None)
+
+
+async def _two_seated(one: RaceClient, two: RaceClient, variant: str) -> str:
+    """``one`` creates a ``variant`` room that starts without a countdown, ``two`` joins;
+    the room's code."""
+    await one.connect()
+    await two.connect()
+    state = await one.create_room(settings_from(variant, countdown_s=0))
+    await two.join(state.code)
+    return state.code
 
 
 async def _play(client: RaceClient, count: int) -> None:
@@ -54,24 +81,8 @@ async def _play(client: RaceClient, count: int) -> None:
 
 def test_brisbane_spectator_sees_no_face_down_card(pages: Pages, sdk: SdkLoop, ws_url: str) -> None:
     one, two = RaceClient(ws_url, "One"), RaceClient(ws_url, "Two")
-
-    async def setup() -> str:
-        await one.connect()
-        await two.connect()
-        state = await one.create_room(settings_from("brisbane", countdown_s=0))
-        await two.join(state.code)
-        return state.code
-
-    code = sdk.run(setup())
-    frames: list[bytes] = []
-    context = pages.browser.new_context(viewport={"width": 1100, "height": 900})
-    pages.contexts.append(context)
-    page = context.new_page()
-    page.on("pageerror", lambda exc: pages.errors.append(str(exc)))
-    page.on("websocket", lambda ws: ws.on(
-        "framereceived", lambda payload: frames.append(payload) if isinstance(payload, bytes)
-        else None))
-    page.goto(f"{pages.base}/w/{code}")  # no click: the link alone makes a spectator
+    code = sdk.run(_two_seated(one, two, "brisbane"))
+    page, frames, _ = _watching(pages, code)  # no click: the link alone makes a spectator
     expect(page.locator(".seats li")).to_have_count(2)
     assert "live" in page.locator("#delay").inner_text()
     sdk.run(_start(one, two, code))
@@ -105,8 +116,10 @@ def test_brisbane_spectator_sees_no_face_down_card(pages: Pages, sdk: SdkLoop, w
         face_down = down if face_down is None else face_down & down
     assert face_down, "the race revealed every card: nothing left to check"
     decoded = [msgpack.unpackb(frame, raw=False, strict_map_key=False) for frame in before_results]
-    assert any(msg.get("t") == "P" for msg in decoded)  # progress did reach the spectator
-    assert not any(msg.get("t") in ("D", "snap") or msg.get("bd") for msg in decoded)
+    # progress did reach the spectator: the page asks for ticks (hello.ds), so as DS
+    assert any(msg.get("t") == "DS" and msg.get("ps") for msg in decoded)
+    assert not any(msg.get("t") in ("D", "snap") or msg.get("bd") or msg.get("d")
+                   for msg in decoded)
     every_card = {engine.cards.CODES[c] for c in range(52)}
     leaked = {s for msg in decoded for s in _strings(msg)} & every_card
     assert leaked == set(), f"cards in the spectator's frames while boards were hidden: {leaked}"
@@ -135,3 +148,44 @@ def test_the_spectator_delay_is_shown(pages: Pages, sdk: SdkLoop, ws_url: str) -
     page = pages.open(f"/w/{code}")
     expect(page.locator("#delay")).to_contain_text("7 s behind")
     sdk.run(host.close())
+
+
+def test_the_page_follows_moves_sent_as_ticks(pages: Pages, sdk: SdkLoop, ws_url: str) -> None:
+    """A face-up deal: the page gets the moves as ``DS`` frames (one per tick) and applies
+    each diff as a lone ``D`` (hash checked, no resync): its boards end as the engine
+    replaying the results' logs."""
+    one, two = RaceClient(ws_url, "One"), RaceClient(ws_url, "Two")
+    code = sdk.run(_two_seated(one, two, "spanish"))
+    page, frames, warnings = _watching(pages, code)
+    expect(page.locator(".seats li")).to_have_count(2)
+    sdk.run(_start(one, two, code))
+
+    async def play() -> None:
+        await _play(one, 12)
+        await _play(two, 9)
+
+    sdk.run(play())
+
+    async def finish() -> Any:
+        await one.resign()
+        await two.resign()
+        state = await one.wait_for(lambda r: r.results is not None)
+        return state.results
+
+    results = sdk.run(finish())
+    page.wait_for_selector("#verdict.ok")
+    for log in results.logs:
+        page.wait_for_selector(f'.board[data-seat="{log.seat}"][data-seq="{len(log.moves)}"]')
+        game = engine.new_game("spanish", seed=results.seed, **dict(results.options))
+        for move in log.moves:
+            game.play(move)
+        assert read_board(page, f'.board[data-seat="{log.seat}"]')["tableau"] == \
+            game.view()["tableau"]
+    decoded = [msgpack.unpackb(frame, raw=False, strict_map_key=False) for frame in frames]
+    ticks = [msg for msg in decoded if msg.get("t") == "DS"]
+    assert sum(len(msg.get("d", [])) for msg in ticks) == sum(
+        len(log.moves) for log in results.logs)
+    assert not any(msg.get("t") == "D" for msg in decoded)
+    assert not [w for w in warnings if "resync" in w]
+    for client in (one, two):
+        sdk.run(client.close())
