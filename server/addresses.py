@@ -6,11 +6,13 @@ The address is the TCP peer's IP, unless the peer is one of ``ServerConfig.trust
 proxy (each proxy appends the address it saw; entries to the left of the first untrusted
 one were written by the client and prove nothing).
 
-``AddressBook`` keeps, per address: its open connections (the connection cap and the
-seat count are read from them) and three one-minute windows (handshakes, room
-creations, failed joins by code). Every window holds at most its cap of timestamps, and
-an address is forgotten once it has no connection and empty windows, so the book is
-bounded by the addresses active in the last minute.
+``AddressBook`` keeps, per address: a count of the TCP connections admitted for it
+(charged when the server admits one, before any websocket work, and released when it
+ends: the connection cap is one comparison), its connections past the handshake (the
+seat count is read from them) and three one-minute windows (handshakes, room creations,
+failed joins by code). Every window holds at most its cap of timestamps, a refusal adds
+nothing to it, and an address is forgotten once it has no connection and empty windows,
+so the book is bounded by the addresses active in the last minute.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def parse_networks(cidrs: Iterable[str]) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(c.strip(), strict=False) for c in cidrs)
 
 
-def _trusted(ip: str, networks: tuple[Network, ...]) -> bool:
+def is_trusted(ip: str, networks: tuple[Network, ...]) -> bool:
+    """True if ``ip`` (a string; anything unparsable is not) is in one of ``networks``."""
     try:
         address = ipaddress.ip_address(ip)
     except ValueError:
@@ -49,11 +52,11 @@ def client_address(peer: Any, headers: Mapping[str, str] | None,
     """The client's address (module docstring): ``peer`` is the socket's remote address
     (a tuple, or None for a socket that went away), ``headers`` the handshake's."""
     ip = str(peer[0]) if isinstance(peer, tuple) and peer else str(peer or "")
-    if not trusted or not _trusted(ip, trusted) or headers is None:
+    if not trusted or not is_trusted(ip, trusted) or headers is None:
         return ip
     forwarded = ",".join(v for k, v in _items(headers) if k.lower() == "x-forwarded-for")
     for hop in reversed([h.strip() for h in forwarded.split(",") if h.strip()]):
-        if not _trusted(hop, trusted):
+        if not is_trusted(hop, trusted):
             return hop
     return ip
 
@@ -65,6 +68,7 @@ def _items(headers: Mapping[str, str]) -> Iterable[tuple[str, str]]:
 
 @dataclass
 class _Entry:
+    admitted: int = 0  # TCP connections charged to the address and not ended
     connections: set[Any] = field(default_factory=set)
     creates: deque[float] = field(default_factory=deque)
     connects: deque[float] = field(default_factory=deque)
@@ -90,22 +94,34 @@ class AddressBook:
         return len(self._entries)
 
     def connections(self, address: str) -> int:
-        """Open connections from ``address``."""
+        """Connections admitted for ``address`` and not ended (handshakes included)."""
         entry = self._entries.get(address)
-        return len(entry.connections) if entry else 0
+        return entry.admitted if entry else 0
 
-    def may_connect(self, address: str) -> bool:
-        """True if ``address`` may open one more connection now (checked at the
-        handshake): under its cap of open connections and of handshakes in the last
-        minute (reconnecting in a loop costs a handshake each time). Counts the attempt."""
-        if self.connections(address) >= self.config.max_connections_per_address:
-            return False
+    def admit(self, address: str) -> bool:
+        """Charge one connection to ``address`` if it is under its cap of open
+        connections and of handshakes in the last minute (reconnecting in a loop costs a
+        handshake each time); False, charging and recording nothing, if not. O(1) but
+        for dropping timestamps older than a minute. Each True needs one ``release``."""
+        entry = self._entries.get(address)
         now = self.clock()
-        window = _fresh(self._entry(address).connects, now)
-        if len(window) >= self.config.connects_per_minute:
-            return False
-        window.append(now)
+        if entry is not None:
+            if entry.admitted >= self.config.max_connections_per_address:
+                return False
+            if len(_fresh(entry.connects, now)) >= self.config.connects_per_minute:
+                return False
+        else:
+            entry = self._entry(address)
+        entry.connects.append(now)
+        entry.admitted += 1
         return True
+
+    def release(self, address: str) -> None:
+        """A connection ``admit`` charged to ``address`` ended."""
+        entry = self._entries.get(address)
+        if entry is not None:
+            entry.admitted = max(0, entry.admitted - 1)
+            self._forget_if_idle(address, entry)
 
     def add(self, address: str, conn: Any) -> None:
         """``conn`` from ``address`` is open."""
@@ -119,19 +135,28 @@ class AddressBook:
             self._forget_if_idle(address, entry)
 
     def check_create(self, address: str) -> None:
+        """``address_limit`` if the address made its per-minute cap of rooms; counts
+        nothing (a create checks this before any other work, and ``count_create`` once
+        the room is about to be made)."""
+        self._check_window(address, "creates", self.config.room_creates_per_minute,
+                           "room creations per minute")
+
+    def count_create(self, address: str) -> None:
         """Count a room creation, or ``address_limit`` past the per-minute cap."""
-        self._take(address, "creates", self.config.room_creates_per_minute,
-                   "room creations per minute")
+        self.check_create(address)
+        self._entry(address).creates.append(self.clock())
 
     def check_join_allowed(self, address: str) -> None:
         """``address_limit`` if the address failed too many joins by code in the last
         minute (checked before the code is looked up: a guesser learns nothing more)."""
+        self._check_window(address, "failed_joins", self.config.failed_joins_per_minute,
+                           "joins to unknown rooms in a minute")
+
+    def _check_window(self, address: str, window: str, cap: int, label: str) -> None:
         entry = self._entries.get(address)
-        cap = self.config.failed_joins_per_minute
-        if entry is not None and len(_fresh(entry.failed_joins, self.clock())) >= cap:
+        if entry is not None and len(_fresh(getattr(entry, window), self.clock())) >= cap:
             raise ProtocolError(Code.ADDRESS_LIMIT,
-                                f"more than {cap} joins to unknown rooms in a minute from "
-                                "your address; wait")
+                                f"more than {cap} {label} from your address; wait")
 
     def failed_join(self, address: str) -> None:
         """A join by code from ``address`` named no room."""
@@ -149,14 +174,6 @@ class AddressBook:
             raise ProtocolError(Code.ADDRESS_LIMIT,
                                 f"your address already holds {cap} seats on this node")
 
-    def _take(self, address: str, what: str, cap: int, label: str) -> None:
-        now = self.clock()
-        window = _fresh(getattr(self._entry(address), what), now)
-        if len(window) >= cap:
-            raise ProtocolError(Code.ADDRESS_LIMIT,
-                                f"more than {cap} {label} from your address; wait")
-        window.append(now)
-
     def _entry(self, address: str) -> _Entry:
         entry = self._entries.get(address)
         if entry is None:
@@ -167,7 +184,7 @@ class AddressBook:
 
     def _forget_if_idle(self, address: str, entry: _Entry) -> None:
         now = self.clock()
-        if (not entry.connections and not _fresh(entry.creates, now)
+        if (not entry.admitted and not entry.connections and not _fresh(entry.creates, now)
                 and not _fresh(entry.failed_joins, now) and not _fresh(entry.connects, now)):
             del self._entries[address]
 

@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from websockets.asyncio.server import Server as WsServer
@@ -23,12 +24,12 @@ from websockets.http11 import Request, Response
 
 from protocol import Code
 
-from . import http_static, logs, race
-from .addresses import AddressBook, client_address, parse_networks
+from . import gctune, http_static, logs, race
+from .addresses import AddressBook, client_address, is_trusted, parse_networks
 from .config import ServerConfig
 from .connection import Connection
 from .core.machine import Due
-from .guard import guarded
+from .guard import GuardedConnection, guarded
 from .metrics import Metrics, instrument_store
 from .room import Room
 from .store import Deadline, Durability, RoomRecord, Store, StoreUnavailable, open_store
@@ -38,8 +39,13 @@ from .verdicts import VerdictPool
 # Part of the public entry point (with Server and ServerConfig): ``solrace serve`` sets up
 # the process's log lines through it rather than importing server internals.
 configure_logging = logs.configure
+tune_gc = gctune.tune_after_start  # ``solrace serve``, once listening: a quieter GC
 
 log = logging.getLogger(__name__)
+# Each stop step that waits on others (websocket closes) waits at most this long: past
+# it the node goes on stopping rather than hang a drain (websockets' own close timeout
+# is 10 s per connection, so this is a backstop, not the usual path).
+STOP_STEP_S = 15.0
 
 FrameHook = Callable[[Connection, bytes], None]
 
@@ -63,6 +69,7 @@ class Server:
         self.rooms: dict[str, Room] = {}
         self._opening: dict[str, asyncio.Future[Room]] = {}
         self.connections: set[Connection] = set()
+        self.admitted = 0  # TCP connections admitted (handshakes included) and not ended
         self.addresses = AddressBook(self.config)  # per client address caps
         self.trusted_proxies = parse_networks(self.config.trusted_proxies)
         self._handlers: set[asyncio.Task[None]] = set()
@@ -103,7 +110,8 @@ class Server:
             close_timeout=2,
             compression=None,  # frames are small MessagePack: deflate costs more than it saves
             server_header=None,
-            create_connection=guarded(config),  # ping budget, write-buffer cap
+            # ping budget, write-buffer cap, and admission before the handshake (admit)
+            create_connection=guarded(config, self),
         )
         self.port = self._ws.sockets[0].getsockname()[1]
         self.sweeper.start()
@@ -139,15 +147,11 @@ class Server:
         headers = ws.request.headers if ws.request else None
         conn.address = client_address(ws.remote_address, headers, self.trusted_proxies)
         logs.bind_request(headers or {}, ws.remote_address, conn.id)
-        # handshakes that raced past _http's check
-        over = self.addresses.connections(conn.address) >= self.config.max_connections_per_address
         self.connections.add(conn)
         self.addresses.add(conn.address, conn)
         try:
             if self.stopping:
                 conn.close_with(Code.SHUTTING_DOWN, "the server is shutting down")
-            elif over:
-                conn.close_with(Code.ADDRESS_LIMIT, "too many connections from your address")
             await conn.run()
         finally:
             log.debug("connection closed")  # tagged with conn, request_id, peer, room, seat
@@ -174,15 +178,40 @@ class Server:
             return Response(200, "OK", headers, self.metrics.render())
         if (page := http_static.respond(request)) is not None:  # the browser client
             return page
-        if len(self.connections) >= self.config.max_connections or self.stopping:
+        if self.admitted > self.config.max_connections or self.stopping:
             # Refused before the upgrade: a load balancer or client retries elsewhere.
+            # (Checked here, not at admission: /healthz must answer on a full node.)
             return connection.respond(503, "server full or shutting down; retry\n")
-        address = client_address(connection.remote_address, request.headers,
-                                 self.trusted_proxies)
-        if not self.addresses.may_connect(address):
-            # One address may not take the node's connections (address_limit).
-            return connection.respond(429, "too many connections from your address\n")
+        if isinstance(connection, GuardedConnection) and connection.charged is None:
+            # From a trusted proxy: the client's address is in the request, so its
+            # allowance is charged here rather than at admission.
+            address = client_address(connection.remote_address, request.headers,
+                                     self.trusted_proxies)
+            if not self.addresses.admit(address):
+                return connection.respond(429, "too many connections from your address\n")
+            connection.charged = address
         return None
+
+    def admit(self, conn: GuardedConnection, peer: Any) -> int | None:
+        """The gate (server/guard.py), as a TCP connection is accepted, whatever it
+        will ask for: 503 while stopping, 429 past the peer address's allowance
+        (addresses.py); a trusted proxy's connections are charged to the forwarded
+        address in ``_http`` instead. O(1)."""
+        if self.stopping:
+            return 503
+        ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        if not (self.trusted_proxies and is_trusted(ip, self.trusted_proxies)):
+            if not self.addresses.admit(ip):  # one address may not take the node
+                return 429
+            conn.charged = ip
+        self.admitted += 1
+        return None
+
+    def release(self, conn: GuardedConnection) -> None:
+        """An admitted connection ended: its slot (and its address's) is free."""
+        self.admitted -= 1
+        if conn.charged is not None:
+            self.addresses.release(conn.charged)
 
     # ------------------------------------------------------------------ rooms
     async def local_room(self, record: RoomRecord) -> Room:
@@ -249,7 +278,12 @@ class Server:
                 task.cancel()
         if self._ws is not None:
             self._ws.close()
-            await self._ws.wait_closed()
+            # Bounded: a stop that can hang is a drain that never ends (SIGTERM, tests).
+            try:
+                await asyncio.wait_for(self._ws.wait_closed(), STOP_STEP_S)
+            except TimeoutError:
+                log.warning("node %s: connections still closing after %s s; going on",
+                            self.node_id, STOP_STEP_S)
         await self.sweeper.stop()
         await self.verdicts.close()
         for room in list(self.rooms.values()):

@@ -101,12 +101,51 @@ class ServerConfig:
     # Rooms this node holds (connections in them, or a deadline firing); beyond it a
     # create gets node_full: it was never enforced, and one client made 20,006 rooms.
     max_live_rooms: int = 10_000
+    # Spectators of one room on this node (beyond: room_full). Each move is sent to every
+    # one of them in one burst on the event loop; nothing bounded them, and 1,500 on one
+    # mover pushed an honest player's ack 37 times up (docs/SECURITY.md). The fan-out
+    # benchmark watches one room with 1,000 (docs/BENCHMARKS.md); a larger audience
+    # spreads over nodes (the limit is per node). `--max-spectators`.
+    max_spectators_per_room: int = 2_000
     # Rooms in one `list` reply (a page; RoomList.next asks for the next). Listing all
     # rooms took 778 ms at 20,000 rooms and exhausted the Redis pool at 300.
     list_page: int = 50
     # events a room waits to publish while the store refuses them (retried in order);
     # beyond it the oldest go (a resume or the next event brings receivers up to date)
     room_outbox: int = 4096
+    # -- snapshots (docs/SERVER.md, "Snapshots"): a board is rebuilt from its seat's
+    # latest checkpoint plus the log's tail, never the whole log (a spectator join
+    # replayed 160,000 moves on the event loop: a 1.1 s stall per join).
+    # The seat's holder stores its board every this many moves: a rebuild replays at
+    # most about this many moves (~0.6 ms); each checkpoint is ~330 B, ~1.3 B a move.
+    checkpoint_every: int = 256
+    # A rebuild that must replay more (checkpoints missing, a delayed view's window)
+    # replays this many moves, then lets the event loop run others (a slice is 0.6 ms,
+    # ~2 ms when it also builds the slice's diffs: well under a 10 ms stall).
+    rebuild_slice: int = 256
+    # Events buffered for a member while its Joined (or revealed boards) are being
+    # built. A join takes a few store round trips; a room makes at most a few hundred
+    # events in that time. Beyond it the member is closed (slow_consumer: it resumes or
+    # joins again and gets a fresh snapshot), never silently short of an event.
+    member_pending_max: int = 4096
+    # Out-of-order diffs a spectator holds per seat while a gap is filled from the log.
+    # Beyond it they are dropped and the fill reads them from the log too (every move is
+    # there), so nothing a client waits on is lost.
+    member_held_max: int = 1024
+    # Diffs a room keeps for its spectators until their delay passes (all seats; only
+    # while a spectator is in the room). Honest play makes a few moves a second per seat
+    # (16 seats at 10/s for a 60 s delay: 9,600). Beyond it a diff is not kept: each
+    # spectator fills the gap from the log when that diff falls due.
+    delay_buffer_max: int = 20_000
+    # Spectators get the moves of a room as one ``Diffs`` frame per tick, encoded once
+    # (docs/SERVER.md, "Who sees what"). A tick is at most this long: the first move after
+    # a quiet spell goes out at once (a paced room adds no delay), later ones wait for
+    # the tick, so a busy room costs each spectator at most ~60 frames/s whatever its
+    # move rate (Colyseus patches every 16 ms; a screen refreshes at 60 Hz).
+    spectator_tick_ms: int = 16
+    # Moves one tick holds at most: then it goes out at once. Keeps a frame small
+    # (~60 bytes a move: ~16 KiB) when the loop falls behind its timer.
+    spectator_tick_max: int = 256
 
     # -- deadlines (in the store; every node sweeps them: docs/SERVER.md, "Deadlines")
     sweep_interval_s: float = 0.25  # how late a deadline armed on another node may fire

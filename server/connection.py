@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from protocol import (
     PROTOCOL_VERSION,
@@ -64,7 +65,25 @@ class Server(lobby.Server, Protocol):
 
 
 class Connection:
-    """A client connection (see the module docstring)."""
+    """A client connection (see the module docstring).
+
+    Frames go straight to the transport while it is not backed up (the common case:
+    no task switch, no queue; the frames of one loop tick in one write); once the
+    transport holds ``DIRECT_WRITE_LIMIT`` bytes, frames wait in a bounded queue drained
+    by a writer task that exists only while there is a backlog (or a close to send).
+    The idle and hello deadlines are one timer per connection, re-armed only when it
+    fires (not one ``asyncio.timeout`` per frame)."""
+
+    __slots__ = (
+        "_closing", "_credits", "_idle_timer", "_last_in", "_queue", "_queued_bytes",
+        "_stopped", "_unflushed", "_unflushed_frames", "_writer_task", "address", "batched",
+        "bot", "config", "hello_done", "id", "legal_moves", "member", "name", "room", "rooms_used",
+        "server", "ws",
+    )
+
+    # Bytes in the transport's buffer below which a frame is written at once (asyncio's
+    # default high-water mark: below it the transport does not ask anyone to wait).
+    DIRECT_WRITE_LIMIT = 64 * 1024
 
     def __init__(self, server: Server, ws: ServerConnection) -> None:
         self.server = server
@@ -76,118 +95,194 @@ class Connection:
         self.address = ""  # the client's address (server/addresses.py), set by the server
         self.bot = False
         self.legal_moves = False  # hello.lm: attach the seat's legal moves (legal.py)
+        self.batched = False  # hello.ds: as a spectator, moves come as Diffs (room.py)
         self.room: Room | None = None
         self.member: Member | None = None
         self.rooms_used = 0
         self._queue: deque[bytes] = deque()
         self._queued_bytes = 0  # sum of len() over _queue
-        self._wake = asyncio.Event()
+        self._unflushed = 0  # bytes framed this tick, written at its end (``_flush``)
+        self._unflushed_frames = 0
+        self._writer_task: asyncio.Task[None] | None = None
         self._closing: tuple[Code, str] | None = None
         self._stopped = False
         self._credits = Credits(
             self.config.rate_burst, self.config.rate_per_s, self.config.monotonic
         )
+        self._last_in = 0.0  # loop time of the last frame received
+        self._idle_timer: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ sending
     def send(self, message: Any) -> None:
-        """Queue a server message."""
+        """Send a server message (see ``send_frame``)."""
         if self.legal_moves:  # opt-in only: the default path pays this one test
             message = legal.annotate(self.member, message)
         self.send_frame(encode(message))
 
     def send_frame(self, frame: bytes) -> None:
-        """Queue an encoded frame; a client whose queue is full is closed (slow_consumer)."""
+        """Send an encoded frame: written to the transport at once unless it is backed
+        up, else queued; a client whose backlog passes ``outbound_queue`` frames or
+        ``max_outbound_bytes`` is closed (slow_consumer)."""
         if self._closing is not None or self._stopped:
             return
+        ws = self.ws
+        transport = getattr(ws, "transport", None)
+        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
         if (len(self._queue) >= self.config.outbound_queue
-                or self.outbound_bytes() + len(frame) > self.config.max_outbound_bytes):
+                or self._queued_bytes + self._unflushed + buffered + len(frame)
+                > self.config.max_outbound_bytes):
             self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
             self._queued_bytes = 0
             self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
-            cut_off = getattr(self.ws, "cut_off", None)  # server.guard: 1008, then abort
+            cut_off = getattr(ws, "cut_off", None)  # server.guard: 1008, then abort
             if cut_off is not None:  # our writer may be blocked on a peer that never reads:
                 # if Closing has not gone out by then, fail the websocket under it
                 asyncio.get_running_loop().call_later(
                     self.config.shutdown_grace_s, cut_off, Code.SLOW_CONSUMER)
             return
         hook = self.server.frame_hook
-        if hook is not None:  # tests: see every frame at the moment it is queued
+        if hook is not None:  # tests: see every frame at the moment it is sent or queued
             hook(self, frame)
+        if ws.protocol.state is not State.OPEN:
+            return  # closing or closed: nothing more reaches this client
+        if not self._queue and buffered < self.DIRECT_WRITE_LIMIT and ws.send_in_progress is None:
+            # What websockets.broadcast does for one connection — frame it, write it —
+            # except that the write waits for the end of this loop tick, so the frames
+            # a tick makes for one client (a pipelining player's acks, a rival's
+            # Progress and Ranking) leave in one system call.
+            try:
+                ws.protocol.send_binary(frame)
+            except Exception:  # the connection is closing under us: the reader sees it
+                log.debug("connection %s: direct write failed", self.id, exc_info=True)
+                return
+            self._unflushed += len(frame)
+            self._unflushed_frames += 1
+            if self._unflushed_frames == 1:
+                asyncio.get_running_loop().call_soon(self._flush)
+            return
         self._queue.append(frame)
         self._queued_bytes += len(frame)
-        self._wake.set()
+        self._start_writer()
+
+    def _flush(self) -> None:
+        """Write the frames framed in this tick (one ``writelines``: one system call)."""
+        frames, self._unflushed_frames, self._unflushed = self._unflushed_frames, 0, 0
+        ws = self.ws
+        try:
+            data = ws.protocol.data_to_send()  # empty if websockets wrote them meanwhile
+            if data and all(data):
+                ws.transport.writelines(data)
+            elif data:  # an end-of-stream marker among them: websockets' own path
+                for chunk in data:
+                    if chunk:
+                        ws.transport.write(chunk)
+                    elif ws.transport.can_write_eof():
+                        ws.transport.write_eof()
+        except Exception:  # the transport is closing under us: the reader sees it
+            log.debug("connection %s: write failed", self.id, exc_info=True)
+            return
+        self.server.metrics.frames_out.inc(frames)
 
     def outbound_bytes(self) -> int:
         """Bytes queued for this client and not yet sent: our queue plus the transport's
         write buffer (``ServerConfig.max_outbound_bytes`` caps the sum)."""
         transport = getattr(self.ws, "transport", None)
         buffered = 0 if transport is None else int(transport.get_write_buffer_size())
-        return self._queued_bytes + buffered
+        return self._queued_bytes + self._unflushed + buffered
 
     def close_with(self, code: Code, message: str) -> None:
         """Send what is queued, then ``Closing`` with ``code``, then close the socket."""
         if self._closing is not None or self._stopped:
             return
         self._closing = (code, message)
-        self._wake.set()
+        self._start_writer()
 
     @property
     def closing(self) -> bool:
         """True once the connection is being closed."""
         return self._closing is not None or self._stopped
 
+    def _start_writer(self) -> None:
+        if self._writer_task is None:
+            self._writer_task = asyncio.get_running_loop().create_task(self._writer())
+
     async def _writer(self) -> None:
+        """Drain the backlog (waiting for the transport), then send the close if one was
+        asked; exit once there is nothing left to do (frames go direct again)."""
         try:
-            while True:
-                await self._wake.wait()
-                self._wake.clear()
-                while self._queue:
-                    frame = self._queue.popleft()
-                    self._queued_bytes -= len(frame)
-                    await self.ws.send(frame)
-                    self.server.metrics.frames_out.inc()
-                if self._closing is not None:
-                    code, message = self._closing
-                    await self.ws.send(encode(m.Closing(code=code, message=message)))
-                    await self.ws.close(_WS_CLOSE.get(code, 1000), code.value)
-                    return
-                if self._stopped:
-                    return
+            while self._queue:
+                frame = self._queue.popleft()
+                self._queued_bytes -= len(frame)
+                await self.ws.send(frame)
+                self.server.metrics.frames_out.inc()
+            if self._closing is not None:
+                code, message = self._closing
+                await self.ws.send(encode(m.Closing(code=code, message=message)))
+                await self.ws.close(_WS_CLOSE.get(code, 1000), code.value)
         except ConnectionClosed:
             return
+        finally:
+            self._writer_task = None
 
     # ------------------------------------------------------------------ receiving
+    def _idle_limit(self) -> float | None:
+        """Seconds of silence allowed now: before hello, and outside a room."""
+        if not self.hello_done:
+            return self.config.hello_timeout_s
+        return self.config.idle_timeout_s if self.room is None else None
+
+    def _arm_idle(self) -> None:
+        limit = self._idle_limit()
+        if limit is not None and self._idle_timer is None:
+            loop = asyncio.get_running_loop()
+            self._idle_timer = loop.call_at(self._last_in + limit, self._idle_due)
+
+    def _idle_due(self) -> None:
+        self._idle_timer = None
+        limit = self._idle_limit()
+        if limit is None or self.closing:
+            return
+        if asyncio.get_running_loop().time() - self._last_in >= limit:
+            self.close_with(Code.IDLE_TIMEOUT, f"nothing received for {limit:g} s")
+        else:  # a frame came meanwhile: wait for the rest of the new silence
+            self._arm_idle()
+
     async def run(self) -> None:
         """Serve the connection until it closes; then leave its room."""
         self.server.metrics.connections.inc()
-        writer = asyncio.create_task(self._writer())
+        loop = asyncio.get_running_loop()
+        recv = self.ws.recv
+        self._last_in = loop.time()
+        if self._closing is not None:  # refused at the door (shutting down, address cap)
+            self._start_writer()
         try:
+            self._arm_idle()
             while self._closing is None:
-                if not self.hello_done:
-                    timeout: float | None = self.config.hello_timeout_s
-                else:
-                    timeout = self.config.idle_timeout_s if self.room is None else None
                 try:
-                    async with asyncio.timeout(timeout):
-                        frame = await self.ws.recv()
-                except TimeoutError:
-                    self.close_with(Code.IDLE_TIMEOUT, f"nothing received for {timeout:g} s")
-                    break
+                    frame = await recv()
                 except ConnectionClosed:
                     break
+                self._last_in = loop.time()
                 await self._handle(frame)
+                if self._idle_timer is None:
+                    self._arm_idle()  # left a room: the idle deadline applies again
         finally:
+            if self._idle_timer is not None:
+                self._idle_timer.cancel()
+                self._idle_timer = None
             try:
                 await lobby.drop(self.server, self)
             except Exception:
                 log.exception("connection %s: leaving its room failed", self.id)
             if self._closing is None:
                 self._stopped = True
-                self._wake.set()
-            try:
-                await asyncio.wait_for(writer, self.config.shutdown_grace_s)
-            except (TimeoutError, asyncio.CancelledError):
-                writer.cancel()
+            writer = self._writer_task
+            if writer is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(writer),
+                                           self.config.shutdown_grace_s)
+                except (TimeoutError, asyncio.CancelledError):
+                    writer.cancel()
             self.server.metrics.connections.dec()
 
     async def _handle(self, frame: bytes | str) -> None:
@@ -289,6 +384,7 @@ class Connection:
                 f"this server speaks protocol version {PROTOCOL_VERSION}, not {msg.version}",
             )
         self.name, self.bot, self.legal_moves = msg.name, msg.bot, msg.legal_moves
+        self.batched = msg.batched
         if msg.token is not None:
             # A failed resume leaves the session unopened: the client may hello again.
             await lobby.resume(self.server, self, msg)

@@ -49,6 +49,13 @@ class Moved(_Event, tag="m"):
     progress: int
     status: Status
     down: int = -1  # face-down cards left on the seat's board (-1: not said; counts as some)
+    # What the live ranking needs of the seat after this move, so every node ranks the
+    # room from its events (``server.standings``) instead of reading the seats back from
+    # the store for each move.
+    progress_ms: int | None = None
+    finish_ms: int | None = None
+    bot_like: bool = False
+    ranked: bool = False  # the move changed the ranking (progress, status or the mark)
 
 
 class SeatStatus(_Event, tag="st"):

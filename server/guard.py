@@ -15,12 +15,22 @@ class that
 Failing stops the parser (websockets discards what follows, so no further pong is made),
 queues the close frame, and aborts the TCP connection ``close_timeout`` later if the peer
 did not finish the closing handshake (a peer that does not read never does).
+
+It also asks the server's ``Gate`` to admit each TCP connection the moment it is
+accepted (``connection_made``), before websockets starts its handshake task, parses the
+request or builds a response: a refused connection waits for the end of the request's
+head (at most ``REFUSED_HEAD`` bytes, ``REFUSED_WAIT_S``), gets a canned HTTP 429 or 503
+and is closed. That is what a flood from one address costs the node: a connection that
+goes nowhere. (A refused handshake through websockets' own path cost about 1 ms of the
+event loop, and a reconnect loop sends hundreds a second: docs/SECURITY.md.) Each
+admitted connection is released exactly once, when its TCP connection ends.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
@@ -34,6 +44,34 @@ from .credits import Credits
 log = logging.getLogger(__name__)
 
 POLICY_VIOLATION = 1008  # the websocket close code of both cuts (RFC 6455, 7.4.1)
+# A refused connection: the request head is read (closing a socket with unread input
+# resets it, and the client may lose the answer) up to this many bytes or seconds.
+REFUSED_HEAD = 8 * 1024
+REFUSED_WAIT_S = 2.0
+_REASONS = {
+    429: ("Too Many Requests", "too many connections from your address; retry later\n"),
+    503: ("Service Unavailable", "server full or shutting down; retry\n"),
+}
+
+
+def _canned(status: int) -> bytes:
+    phrase, body = _REASONS[status]
+    return (f"HTTP/1.1 {status} {phrase}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}").encode()
+
+
+REFUSALS = {status: _canned(status) for status in _REASONS}  # built once
+
+
+class Gate(Protocol):
+    """Who may open a connection (``app.Server`` is one)."""
+
+    def admit(self, conn: GuardedConnection, peer: Any) -> int | None:
+        """None to go on with the handshake (``release(conn)`` follows when the
+        connection ends), or the HTTP status to refuse it with (429 or 503)."""
+
+    def release(self, conn: GuardedConnection) -> None:
+        """An admitted connection ended."""
 
 
 class GuardedConnection(ServerConnection):
@@ -42,6 +80,12 @@ class GuardedConnection(ServerConnection):
     ``config`` is set on the subclass ``guarded()`` makes."""
 
     config: ServerConfig
+    gate: Gate | None = None
+    refused: int = 0  # the HTTP status this connection was refused with (0: admitted)
+    charged: str | None = None  # the client address its admission was charged to
+    _head_tail = b""  # the last bytes read of a refused connection's request head
+    _head_read = 0
+    _refused_timer: asyncio.TimerHandle | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -66,8 +110,54 @@ class GuardedConnection(ServerConnection):
             return
         self._protocol_recv_frame(frame)
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Admit the connection (the gate) before websockets sees it; a refused one only
+        waits for its request head (module docstring)."""
+        status = None if self.gate is None else self.gate.admit(
+            self, transport.get_extra_info("peername"))
+        if status is None:
+            super().connection_made(transport)
+            return
+        self.refused = status
+        self.transport = transport  # type: ignore[assignment]  # a TCP transport
+        self._refused_timer = self.loop.call_later(REFUSED_WAIT_S, transport.abort)  # type: ignore[attr-defined]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """The TCP connection ended: release its admission."""
+        if self.refused:
+            if self._refused_timer is not None:
+                self._refused_timer.cancel()
+            return
+        try:
+            super().connection_lost(exc)
+        finally:
+            if self.gate is not None:
+                self.gate.release(self)
+
+    def eof_received(self) -> None:
+        """The peer half-closed: a refused connection just closes (the transport does,
+        on None)."""
+        if not self.refused:
+            super().eof_received()
+
+    def _refuse(self, data: bytes) -> None:
+        """A refused connection's input: at the end of the request head, the answer."""
+        head = self._head_tail + data
+        self._head_read += len(data)
+        if b"\r\n\r\n" not in head and self._head_read < REFUSED_HEAD:
+            self._head_tail = head[-3:]
+            return
+        self._head_tail = b""
+        self._head_read = REFUSED_HEAD  # answered once: what follows is ignored
+        if not self.transport.is_closing():
+            self.transport.write(REFUSALS[self.refused])
+            self.transport.close()
+
     def data_received(self, data: bytes) -> None:
         """Feed the protocol (which may write pongs), then check the write buffer."""
+        if self.refused:
+            self._refuse(data)
+            return
         super().data_received(data)
         if self.cut is None and self.outbound_bytes() > self.config.max_outbound_bytes:
             self.cut_off(Code.SLOW_CONSUMER)
@@ -88,6 +178,7 @@ class GuardedConnection(ServerConnection):
         self.loop.call_later(self.close_timeout or 1.0, self.transport.abort)
 
 
-def guarded(config: ServerConfig) -> type[GuardedConnection]:
-    """A ``GuardedConnection`` class bound to ``config`` (for ``serve(create_connection=)``)."""
-    return type("Guarded", (GuardedConnection,), {"config": config})
+def guarded(config: ServerConfig, gate: Gate | None = None) -> type[GuardedConnection]:
+    """A ``GuardedConnection`` class bound to ``config`` and ``gate`` (for
+    ``serve(create_connection=)``); without a gate every connection is admitted."""
+    return type("Guarded", (GuardedConnection,), {"config": config, "gate": gate})

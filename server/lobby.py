@@ -26,7 +26,7 @@ from protocol.messages import (
 )
 
 from . import events as ev
-from . import logs, race, views
+from . import logs, race
 from .addresses import AddressBook
 from .core import machine as core
 from .room import Host, Member, Room
@@ -71,16 +71,20 @@ def validate_settings(settings: RoomSettings) -> RoomSettings:
 
 
 async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
-    """Create a room and enter it as its first player (or as a spectator)."""
+    """Create a room and enter it as its first player (or as a spectator). The
+    address's creation cap and the node's room cap refuse first, before any other work
+    (a flood of creates past them costs two comparisons each); a creation is counted
+    against the address once it passed every check, just before the store."""
+    server.addresses.check_create(conn.address)
+    if len(server.rooms) >= server.config.max_live_rooms:
+        raise ProtocolError(Code.NODE_FULL)
     conn.count_room()
     settings = validate_settings(msg.settings)
     if msg.as_player:  # before the room exists: a refused seat leaves no empty room
         server.addresses.check_seat(conn.address, _holds_seat)
-    server.addresses.check_create(conn.address)
-    if len(server.rooms) >= server.config.max_live_rooms:
-        raise ProtocolError(Code.NODE_FULL)
     if not msg.as_player and not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
+    server.addresses.count_create(conn.address)
     seed, winnable, par = await choose_seed(server, settings)
     salt = engine.new_salt()
     for _ in range(20):
@@ -125,7 +129,20 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     settings = msgspec.convert(record.settings, RoomSettings)
     if not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF)
+    _check_spectators(server, record.code)
     await _enter(server, conn, record, Member(conn, 0))
+
+
+def _check_spectators(server: Server, code: str) -> None:
+    """``room_full`` if the room already has ``max_spectators_per_room`` spectators on
+    this node: every move goes to each of them, in one burst on the event loop
+    (ServerConfig). O(members), and a room's members are bounded by this cap plus its
+    seats."""
+    room = server.rooms.get(code)
+    cap = server.config.max_spectators_per_room
+    if room is not None and sum(not m.is_player for m in room.members.values()) >= cap:
+        raise ProtocolError(Code.ROOM_FULL,
+                            f"room {code} has {cap} spectators on this node; try later")
 
 
 async def _reclaim_offline_seat(server: Server, code: str) -> bool:
@@ -245,13 +262,13 @@ async def _enter(
         near = False  # a resume within reach: the client keeps its board, the D's follow
         if member.is_player and phase in ("running", "finished"):
             seat = await server.store.get_seat(room.code, member.seat)
-            entries = await server.store.read_log(room.code, member.seat)
-            n = len(entries)
+            n = seat.moves if seat else 0  # the log's length (stored with each move)
             # s = 0 is a client without a board (a new process, a desync): it gets one.
             near = (seen is not None and 0 < seen <= n
                     and n - seen <= server.config.snapshot_after)
-            rebuilt = views.replay(room.record, room.settings, member.seat, entries,
-                                   diffs_after=seen if near else None)
+            # from the seat's checkpoint, not the whole log (docs/SERVER.md "Snapshots")
+            rebuilt = await room.rebuild_seat(member.seat, upto=n,
+                                              diffs_after=seen if near else None)
             member.game, member.seq = rebuilt.game, rebuilt.seq
             member.status = seat.status if seat else "playing"
             member.progress_ms = seat.progress_ms if seat else None
@@ -259,7 +276,7 @@ async def _enter(
             if near:
                 resume_msgs = list(rebuilt.diffs)
         seats = await server.store.get_seats(room.code)
-        boards = [] if near else await room.boards_for(member)
+        boards = [] if near else await room.boards_for(member, seats)
         member.started_sent = phase in ("running", "finished")
         for s in seats:
             member.progress_seen[s.seat] = s.moves

@@ -199,8 +199,10 @@ async def new_round(room: Room, keep: tuple[int, ...]) -> None:
 # ---------------------------------------------------------------------------- moves
 async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     """Judge and store one move; the reply for the player. The seat is the connection's
-    own (bound at join/resume): a client cannot name another seat. Publishes the move to
-    the room only after it is stored."""
+    own (bound at join/resume): a client cannot name another seat. One store call stores
+    the move and publishes its ``Moved`` event (docs/SERVER.md "One move"); the ack is
+    queued as soon as it returns, and nothing else waits on the connection's path but
+    the core's finish check after a move that ended the seat's race."""
     metrics = room.server.metrics
     expected = member.seq + 1
 
@@ -252,10 +254,20 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
             and window[-1] - window[0] < BOT_LIKE_SPAN_MS)
     if flag:
         fields["bot_like"] = True
+    # The ack's and the event's contents are known before the store is asked: the
+    # event is published by the same store step that stores the move (one round trip).
+    state_hash = after.state_hash()
+    revealed = [(p, c) for p, c in diff.revealed]
+    bot_marked = member.bot_like or flag
+    ranked = after.progress != game.progress or status != "playing" or flag
+    event = ev.encode_event(ev.Moved(
+        member.seat, msg.seq, diff.move, state_hash, clock, revealed, after.progress, status,
+        views.face_down(after), progress_ms, clock if status == "won" else None, bot_marked,
+        ranked))
     try:
         await room.store.append_move(
-            room.code, member.seat, member.epoch, msg.seq, LogEntry(diff.move, clock), **fields
-        )
+            room.code, member.seat, member.epoch, msg.seq, LogEntry(diff.move, clock),
+            event=event, **fields)
     except StoreUnavailable:
         return reject(Code.STORE_UNAVAILABLE, "storage is unreachable; retry", retryable=True)
     except SeqConflict as exc:  # only one writer holds the epoch: a bug if it happens
@@ -271,22 +283,18 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     member.game, member.seq, member.status, member.progress_ms = after, msg.seq, status, progress_ms
     if deliberate:
         member.recent_clocks.append(clock)
-    member.bot_like = member.bot_like or flag
+    member.bot_like = bot_marked
     if progress_ms is not None:
         member.reached.setdefault(after.progress, progress_ms)
-    state_hash = after.state_hash()
-    revealed = [(p, c) for p, c in diff.revealed]
+    # Ack first: stored (and published) — the player hears it before anything else runs
+    # (the seat's state above first: the legal-moves opt-in reads it when sending).
     ack = Accepted(seq=msg.seq, hash=state_hash, clock_ms=clock, revealed=revealed)
-    metrics.moves_accepted.inc()
     member.conn.send(ack)
-    try:
-        await room.publish(ev.Moved(member.seat, msg.seq, diff.move, state_hash, clock,
-                                    revealed, after.progress, status,
-                                    views.face_down(after)))
-        if after.progress != game.progress or status != "playing" or flag:
-            await publish_ranking(room)
-    except StoreUnavailable:  # stored and acknowledged; rivals catch up on the next event
-        log.warning("room %s: move %s of seat %s not published", room.code, msg.seq, member.seat)
+    metrics.moves_accepted.inc()
+    room.checkpoint(member.seat, msg.seq, clock)  # every checkpoint_every moves, after the ack
+    # The live ranking follows from the event on every node (``standings``); only a
+    # move that ended the seat's race (won, stuck) concerns the core — the seat has no
+    # next move to delay.
     if status != "playing":
         await run(room, core.MoveStored(member.seat, status))
     return ack

@@ -12,13 +12,24 @@ counts and statuses from its events (``Started``, ``Moved.down``, ``SeatStatus``
 from the store when it opens mid-race.
 
 Ordering: a member is attached *pending* before its ``Joined`` is built from the store;
-events arriving meanwhile are buffered, then replayed through the same per-member filter,
-which drops anything the ``Joined`` already covered (per-seat sequence numbers).
+events arriving meanwhile are buffered (at most ``member_pending_max``), then replayed
+through the same per-member filter, which drops anything the ``Joined`` already covered
+(per-seat sequence numbers).
+
+Boards are rebuilt from a checkpoint and the log's tail (``snapshots``), never from the
+whole log; the seat's holder stores the checkpoints (``checkpoint``, after each ack).
+Spectators of a delayed room share one buffer of diffs waiting for their time
+(``delay_buffer_max``, kept only while a spectator is here) and one timer. Spectators
+whose hello set ``ds`` get the moves as one ``Diffs`` frame per tick of the room, encoded
+once for all those in step (``_flush_tick``); players get each move at once.
+docs/SERVER.md, "Snapshots" and
+"Buffers".
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections import deque
 from dataclasses import dataclass, field
@@ -32,6 +43,7 @@ from protocol.messages import (
     Board,
     Countdown,
     Diff,
+    Diffs,
     Joined,
     Progress,
     RoomPhase,
@@ -44,10 +56,12 @@ from protocol.messages import (
 from protocol.ranking import BOT_LIKE_MOVES
 
 from . import events as ev
-from . import views
+from . import snapshots, views
 from .config import ServerConfig
 from .core.standing import opening
+from .delay_buffer import DelayBuffer
 from .metrics import Metrics
+from .standings import Standings
 from .store.base import Store, StoreUnavailable
 from .store.records import RoomRecord, SeatRecord
 from .timers import Timed
@@ -65,6 +79,7 @@ class Peer(Protocol):
     name: str
     bot: bool
     address: str  # the client's address (server/addresses.py)
+    batched: bool  # hello.ds: as a spectator it takes Diffs frames (one per tick)
     room: Room | None
     member: Member | None
 
@@ -115,17 +130,24 @@ class Member:
     status: str = "lobby"
     progress_ms: int | None = None
     reached: dict[int, int] = field(default_factory=dict)  # progress -> first clock_ms
-    pending: list[ev.Event] | None = field(default_factory=list)
+    # events (and due diffs) buffered while its Joined or boards are built; None: live
+    pending: list[ev.Event | Diff] | None = field(default_factory=list)
+    overflowed: bool = False  # pending passed its bound: the member is being closed
     started_sent: bool = False
     results_sent: bool = False
     diff_seen: dict[int, int] = field(default_factory=dict)  # seat -> last Diff seq sent
     progress_seen: dict[int, int] = field(default_factory=dict)  # seat -> last Progress moves
     held: dict[int, dict[int, Diff]] = field(default_factory=dict)  # out-of-order diffs
     filling: set[int] = field(default_factory=set)  # seats whose diff gap is being filled
+    fill_to: dict[int, int] = field(default_factory=dict)  # seat -> fill the gap up to
     boards_hidden: bool = False  # a spectator told ``hidden``: no board or diff until shown
     # clocks of the seat's last deliberate moves (bot-like play; bounded by the rule's N)
     recent_clocks: deque[int] = field(default_factory=lambda: deque(maxlen=BOT_LIKE_MOVES))
     bot_like: bool = False  # this seat's play was already marked bot-like
+    batched: bool = False  # a spectator taking Diffs frames (its hello said so)
+
+    def __post_init__(self) -> None:
+        self.batched = bool(getattr(self.conn, "batched", False))
 
     @property
     def is_player(self) -> bool:
@@ -145,7 +167,29 @@ class Room(Timed):
         self.settings = msgspec.convert(record.settings, RoomSettings)
         self.members: dict[Peer, Member] = {}
         Timed.__init__(self, self.config.clock, f"room {self.code}")
-        self._spectator_timers: set[asyncio.TimerHandle] = set()
+        # Spectator delay: diffs waiting for their time, shared by every spectator here
+        # (``DelayBuffer``); one timer for the earliest. ``_delay_from``: per seat, the
+        # first seq buffered from the events (a joiner's diffs before it come from the log).
+        self._delayed = DelayBuffer(self.config.delay_buffer_max)
+        self._delay_timer: asyncio.TimerHandle | None = None
+        self._delay_from: dict[int, int] = {}
+        self._delay_generation = 0  # counts the buffer's drops (a joiner's work is void)
+        # The last diff encoded for spectators, the last move's Diff and the last
+        # Progress frame: a move goes to every member of the room in one loop, so one
+        # entry each builds and encodes it once for all of them.
+        self._diff_frame: tuple[tuple[int, int, int, int, str], bytes] | None = None
+        self._moved_diff: tuple[ev.Moved, Diff] | None = None
+        self._progress_frame: tuple[tuple[int, int, int, str, int], bytes] | None = None
+        # Members by how a move reaches them (players, spectators taking a P and a D per
+        # move, spectators taking Diffs); None: to be sorted again (membership changed).
+        self._groups: tuple[list[Member], list[Member], list[Member]] | None = None
+        # The spectators' tick (``_flush_tick``): the moves since the last flush and the
+        # delayed diffs that fell due meanwhile, one timer, the loop time of the last flush.
+        self._tick_moves: list[ev.Moved] = []
+        self._tick_due: list[Diff] = []
+        self._tick_timer: asyncio.Handle | None = None
+        self._tick_last = float("-inf")
+        self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
         self._publisher: asyncio.Task[None] | None = None
@@ -157,6 +201,7 @@ class Room(Timed):
         self._racing: set[int] | None = None
         self._done: set[int] = set()
         self._ended = False  # the Finished event was applied
+        self.standings = Standings(self.store, self.code, self.settings.rank_by)  # live ranking
 
     # ------------------------------------------------------------------ life cycle
     @property
@@ -195,8 +240,7 @@ class Room(Timed):
                 continue
             racing.add(seat.seat)
             if seat.seat not in self._down:
-                entries = await self.store.read_log(self.code, seat.seat)
-                rebuilt = views.replay(self.record, self.settings, seat.seat, entries)
+                rebuilt = await self.rebuild_seat(seat.seat, upto=seat.moves)
                 self._note_down(seat.seat, rebuilt.seq, views.face_down(rebuilt.game))
         if self._racing is None:
             self._racing = racing
@@ -226,11 +270,10 @@ class Room(Timed):
             await asyncio.wait_for(self.flush(), 5)
         except Exception:
             log.warning("room %s: outbox not flushed before close", self.code)
+        self._flush_tick()
         self.closed = True
         self.cancel_all()
-        for handle in self._spectator_timers:
-            handle.cancel()
-        self._spectator_timers.clear()
+        self._drop_delay_buffer()
         if self._subscribed:
             self._subscribed = False
             try:
@@ -247,18 +290,44 @@ class Room(Timed):
     def attach(self, member: Member) -> None:
         """Add a member (pending: events are buffered until ``ready``)."""
         self.members[member.conn] = member
+        self._groups, self._reveal_scan = None, True
 
     def ready(self, member: Member) -> None:
         """The member's ``Joined`` is queued: deliver the events buffered meanwhile (and
         the boards, if they were withheld and the room stopped hiding meanwhile)."""
+        self._reveal_scan = True
         self._release(member)
         if member.boards_hidden and not self.hidden:
             self._start_showing(member)
 
     def _release(self, member: Member) -> None:
         pending, member.pending = member.pending or [], None
+        if member.overflowed:
+            return  # being closed: it gets nothing more
         for event in pending:
-            self._deliver(member, event)
+            if isinstance(event, Diff):
+                self.deliver_diff(member, event)
+            else:
+                self._deliver(member, event)
+
+    def _hold_pending(self, member: Member, item: ev.Event | Diff) -> None:
+        """Buffer ``item`` for a member whose ``Joined`` (or boards) is being built. At
+        ``member_pending_max`` the member is closed (``slow_consumer``): a client that
+        joins again or resumes gets a fresh snapshot; dropping an event instead would
+        leave it waiting for a diff that never comes."""
+        pending = member.pending
+        assert pending is not None
+        if member.overflowed:
+            return
+        if len(pending) >= self.config.member_pending_max:
+            member.overflowed = True
+            pending.clear()
+            log.warning("room %s: %s's join buffer overflowed; closing it", self.code,
+                        member.conn.name)
+            member.conn.close_with(Code.SLOW_CONSUMER,
+                                   "the room moved on while you were joining: join again")
+            return
+        pending.append(item)
 
     def _start_showing(self, member: Member) -> None:
         """Send a spectator told ``hidden`` every board it may now see, as ``Snapshot``
@@ -283,8 +352,14 @@ class Room(Timed):
         self._release(member)
 
     def detach(self, conn: Peer) -> Member | None:
-        """Remove a connection's membership (the caller updates the seat record)."""
-        return self.members.pop(conn, None)
+        """Remove a connection's membership (the caller updates the seat record). The
+        last spectator to go takes the delay buffer with it (nobody needs it)."""
+        member = self.members.pop(conn, None)
+        self._groups = None
+        if member is not None and not member.is_player and not any(
+                not m.is_player for m in self.members.values()):
+            self._drop_delay_buffer()
+        return member
 
     def holder(self, seat: int) -> Member | None:
         """The local member holding ``seat``, if any."""
@@ -310,6 +385,33 @@ class Room(Timed):
         self._outbox.append(ev.encode_event(event))
         if self._publisher is None or self._publisher.done():
             self._publisher = asyncio.get_running_loop().create_task(self._drain_outbox())
+
+    def checkpoint(self, seat: int, seq: int, clock_ms: int) -> None:
+        """Every ``checkpoint_every`` moves, the seat's holder (this node: ``race.play``
+        has just stored move ``seq`` and advanced its game, after the ack) stores the
+        board, so rebuilds replay the log from there (``snapshots``). Off the ack path,
+        best effort: a missing checkpoint only makes rebuilds start from an earlier one."""
+        every = self.config.checkpoint_every
+        if every <= 0 or seq % every:
+            return
+        member = self.holder(seat)
+        if member is None or member.game is None or member.seq != seq:
+            return
+        saved = views.checkpoint(self.record, seq, clock_ms, member.game, member.reached)
+        self.spawn(self._put_checkpoint(seat, saved))
+
+    async def _put_checkpoint(self, seat: int, saved: Any) -> None:
+        try:
+            await self.store.put_checkpoint(self.code, seat, saved)
+        except StoreUnavailable as exc:
+            log.info("room %s: checkpoint %s of seat %s not stored (%s)", self.code,
+                     saved.seq, seat, exc)
+
+    async def rebuild_seat(self, seat: int, **bounds: Any) -> views.Replay:
+        """Seat ``seat``'s board from its checkpoint and log: ``snapshots.rebuild`` with
+        this room's record and slice (``bounds``: its keyword arguments)."""
+        return await snapshots.rebuild(self.store, self.record, self.settings, seat,
+                                       slice_moves=self.config.rebuild_slice, **bounds)
 
     async def _drain_outbox(self) -> None:
         backoff = OUTBOX_BACKOFF_MIN_S
@@ -343,22 +445,49 @@ class Room(Timed):
         if self.closed:
             return
         self._apply(event)
-        if isinstance(event, ev.NewRound):
-            self._begin_round(event.round)
-            return
-        for member in list(self.members.values()):
-            try:
-                self._deliver(member, event)
-            except Exception:
-                log.exception("room %s: delivering %s failed", self.code, type(event).__name__)
-        if not self.hidden:
+        ranking = await self.standings.after(event)  # after a ranked move: every node ranks
+        if isinstance(event, ev.Moved):
+            # Players and spectators of older clients now; spectators taking Diffs at
+            # the tick (``_flush_tick``): their writes never delay this move's rivals.
+            players, legacy, batched = self._grouped()
+            for member in itertools.chain(players, legacy):
+                try:
+                    self._deliver(member, event)
+                except Exception:
+                    log.exception("room %s: delivering a move failed", self.code)
+            if batched:
+                self._tick_moves.append(event)
+                self._schedule_tick()
+        elif not isinstance(event, ev.Broadcast):
+            # The tick's moves go before any other event (a status, the results, a new
+            # round); a broadcast (ranking, seats) carries its own state and may overtake.
+            self._flush_tick()
+            if isinstance(event, ev.NewRound):
+                self._begin_round(event.round)
+                return
+        if not isinstance(event, ev.Moved):
+            for member in list(self.members.values()):
+                try:
+                    self._deliver(member, event)
+                except Exception:
+                    log.exception("room %s: delivering %s failed", self.code,
+                                  type(event).__name__)
+        if ranking is not None:  # a broadcast: it carries its own state, may overtake a tick
+            for member in list(self.members.values()):
+                self._deliver(member, ranking)
+        if not self.hidden and self._reveal_scan:
             # After the event itself (the resignation or results that ended the hiding
             # come first). Level-triggered: the phase can also change under this cache
             # (the shell's own reads), and a reveal the store refused is retried on the
-            # next event.
+            # next event. Skipped once no member waits (a scan per move would cost a
+            # loop over every spectator).
+            waiting = False
             for member in list(self.members.values()):
-                if member.boards_hidden and member.pending is None:
-                    self._start_showing(member)
+                if member.boards_hidden:
+                    waiting = True
+                    if member.pending is None:
+                        self._start_showing(member)
+            self._reveal_scan = waiting
         if isinstance(event, ev.Finished) and self.idle:
             self.spawn(self.server.release_room(self))
 
@@ -369,6 +498,8 @@ class Room(Timed):
         # (before any event of the new round is applied).
         self._down, self._down_seq, self._racing, self._done = {}, {}, None, set()
         self._ended = False
+        self._drop_delay_buffer()
+        self._reveal_scan = True
         for member in self.members.values():
             if member.pending is None:
                 member.pending = []
@@ -385,6 +516,7 @@ class Room(Timed):
             if member.is_player and member.seat not in kept:
                 # it did not ask: its seat is gone; it keeps what it has (the results)
                 self.members.pop(member.conn, None)
+                self._groups = None
                 member.conn.room = member.conn.member = None
                 continue
             if member.is_player:
@@ -393,7 +525,7 @@ class Room(Timed):
             member.progress_ms, member.reached = None, {}
             member.started_sent = member.results_sent = False
             member.diff_seen, member.progress_seen, member.held = {}, {}, {}
-            member.filling = set()
+            member.filling, member.fill_to = set(), {}
             member.boards_hidden, member.bot_like = False, False
             member.recent_clocks.clear()
             member.conn.send(self.joined_message(member, seats, []))
@@ -439,21 +571,18 @@ class Room(Timed):
             if event.status != "playing":
                 self._done.add(event.seat)
         if (isinstance(event, ev.Moved) and self.delay_ms and not self.closed
-                and any(not m.is_player for m in self.members.values())):
-            # One timer per move for all spectators; each member filters duplicates.
-            # None without a spectator here: one who joins later gets the moves still
-            # due from the log (boards_for), so the buffer lives only while needed.
+                and any(self._grouped()[1:])):  # a spectator here (groups: no scan per move)
+            # One buffer for all spectators; each member filters duplicates. None
+            # without a spectator here: one who joins later gets the moves still due
+            # from the log (boards_for), so the buffer lives only while needed.
             due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms
-            diff = Diff(
-                seat=event.seat, seq=event.seq, move=event.move, hash=event.hash,
-                clock_ms=event.clock_ms, revealed=event.revealed,
-            )
-            self.schedule_diff(None, diff, due)
+            self._delay_from.setdefault(event.seat, event.seq)
+            self._buffer_diff(self._diff_of(event), due)
 
     def _deliver(self, member: Member, event: ev.Event) -> None:
         """Send ``member`` what it may see of ``event``."""
         if member.pending is not None:
-            member.pending.append(event)
+            self._hold_pending(member, event)
             return
         conn = member.conn
         if isinstance(event, ev.Broadcast):
@@ -467,10 +596,7 @@ class Room(Timed):
                 self._send_progress(member, event.seat, event.progress, event.seq,
                                     event.status, event.clock_ms)
             if not member.is_player and not self.delay_ms:
-                self.deliver_diff(member, Diff(
-                    seat=event.seat, seq=event.seq, move=event.move, hash=event.hash,
-                    clock_ms=event.clock_ms, revealed=event.revealed,
-                ))
+                self.deliver_diff(member, self._diff_of(event))
         elif isinstance(event, ev.SeatStatus):
             if member.seat == event.seat:
                 member.status = event.status
@@ -492,14 +618,31 @@ class Room(Timed):
         if moves <= member.progress_seen.get(seat, -1):
             return
         member.progress_seen[seat] = moves
-        member.conn.send(Progress(seat=seat, progress=progress, moves=moves,
-                                  status=status, clock_ms=clock_ms))
+        key = (seat, progress, moves, status, clock_ms)
+        cached = self._progress_frame
+        if cached is None or cached[0] != key:  # one encoding for every member
+            frame = encode(Progress(seat=seat, progress=progress, moves=moves,
+                                    status=status, clock_ms=clock_ms))
+            cached = self._progress_frame = (key, frame)
+        member.conn.send_frame(cached[1])  # never annotated (``legal``): shared
+
+    def _diff_of(self, moved: ev.Moved) -> Diff:
+        """The spectators' ``Diff`` of a move, built once for all of them."""
+        cached = self._moved_diff
+        if cached is None or cached[0] is not moved:
+            diff = Diff(seat=moved.seat, seq=moved.seq, move=moved.move, hash=moved.hash,
+                        clock_ms=moved.clock_ms, revealed=moved.revealed)
+            cached = self._moved_diff = (moved, diff)
+        return cached[1]
 
     # ------------------------------------------------------------------ spectators' diffs
-    def deliver_diff(self, member: Member, diff: Diff) -> None:
+    def deliver_diff(self, member: Member, diff: Diff, out: list[Diff] | None = None) -> None:
         """Send ``diff`` to a spectator in sequence order: duplicates are dropped, a diff
-        that arrives before its predecessor is held until the gap is filled. Nothing while
-        the member's boards are withheld (hidden information)."""
+        that arrives before its predecessor is held until the gap is filled from the log
+        (at most ``member_held_max`` per seat: beyond it the held ones are dropped and
+        the fill reads them from the log too). Nothing while the member's boards are
+        withheld (hidden information). With ``out`` the diffs to send are appended to it
+        (the caller sends them as one ``Diffs``) instead of sent one frame each."""
         if member.boards_hidden:
             return
         seen = member.diff_seen.get(diff.seat, 0)
@@ -507,66 +650,256 @@ class Room(Timed):
             return
         held = member.held.setdefault(diff.seat, {})
         if diff.seq > seen + 1:
+            if len(held) >= self.config.member_held_max:
+                held.clear()  # every one of them is in the log: the fill brings them
             held[diff.seq] = diff
-            if diff.seat not in member.filling:
-                member.filling.add(diff.seat)
-                self.spawn(self._fill_gap(member, diff.seat, diff.seq))
+            self._fill_to(member, diff.seat, diff.seq)
             return
-        member.conn.send(diff)
+        if out is not None:
+            out.append(diff)
+        else:
+            member.conn.send_frame(self._encoded(diff))
         seen = diff.seq
         while seen + 1 in held:
             seen += 1
-            member.conn.send(held.pop(seen))
+            if out is not None:
+                out.append(held.pop(seen))
+            else:
+                member.conn.send_frame(self._encoded(held.pop(seen)))
         member.diff_seen[diff.seat] = seen
 
-    async def _fill_gap(self, member: Member, seat: int, upto: int) -> None:
+    def _encoded(self, diff: Diff) -> bytes:
+        """``diff`` encoded, once for every spectator it goes to (a spectator's frames
+        are never annotated: ``legal`` only touches a seat's own states)."""
+        key = (diff.seat, diff.seq, diff.hash, diff.clock_ms, diff.move)
+        cached = self._diff_frame
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        frame = encode(diff)
+        self._diff_frame = (key, frame)
+        return frame
+
+    def _fill_to(self, member: Member, seat: int, seq: int) -> None:
+        """Have ``member`` brought up to ``seq`` on ``seat`` from the log (one fill per
+        seat at a time; a running fill picks up a later target)."""
+        if seq > member.fill_to.get(seat, 0):
+            member.fill_to[seat] = seq
+        if seat not in member.filling:
+            member.filling.add(seat)
+            self.spawn(self._fill_gap(member, seat))
+
+    async def _fill_gap(self, member: Member, seat: int) -> None:
         """Multi-node: a move's event can be lost for good (its node crashed between
-        storing the move and publishing it, or the store was briefly unreachable), so a
-        gap in a spectator's diffs is filled from the seat's log (which has every stored
-        move), up to the diff that revealed it (never past what is due: the delay)."""
+        storing the move and publishing it, or the store was briefly unreachable), and a
+        diff can be dropped at a bound, so a gap in a spectator's diffs is filled from
+        the seat's checkpoint and log, up to the diff that revealed it (never past what
+        is due: the delay), ``member_held_max`` diffs at a time."""
         try:
-            entries = await self.store.read_log(self.code, seat)
+            while self.members.get(member.conn) is member:
+                seen = member.diff_seen.get(seat, 0)
+                target = member.fill_to.get(seat, 0)
+                if target <= seen:
+                    break
+                upto = min(target, seen + self.config.member_held_max)
+                rebuilt = await self.rebuild_seat(seat, upto=upto, diffs_after=seen)
+                if rebuilt.seq < upto:
+                    break  # the log does not have them (yet): the next diff tries again
+                for diff in rebuilt.diffs:
+                    if self.members.get(member.conn) is member:
+                        self.deliver_diff(member, diff)
         except StoreUnavailable:
-            return  # the next out-of-order diff tries again
+            pass  # the next out-of-order diff tries again
         finally:
             member.filling.discard(seat)
-        seen = member.diff_seen.get(seat, 0)
-        rebuilt = views.replay(self.record, self.settings, seat, entries[:upto], diffs_after=seen)
-        for diff in rebuilt.diffs:
-            if self.members.get(member.conn) is member:
-                self.deliver_diff(member, diff)
 
-    def schedule_diff(self, member: Member | None, diff: Diff, due_ms: int) -> None:
-        """Deliver ``diff`` at wall time ``due_ms`` (never earlier) to ``member``, or to
-        every spectator present then when ``member`` is None."""
+    def _buffer_diff(self, diff: Diff, due_ms: int) -> None:
+        """Keep ``diff`` for the spectators until ``due_ms`` (wall ms): ``DelayBuffer``,
+        which at its bound notes it for a fill from the log instead."""
+        self._delayed.add(diff, due_ms)
+        self._arm_delay(due_ms)
+
+    def _arm_delay(self, due_ms: int) -> None:
+        """Make the delay timer fire by ``due_ms`` (one timer per room)."""
+        if self.closed:
+            return
         loop = asyncio.get_running_loop()
+        when = loop.time() + max(0, due_ms - self.now_ms()) / 1000
+        timer = self._delay_timer
+        if timer is not None and timer.when() <= when:
+            return
+        if timer is not None:
+            timer.cancel()
+        self._delay_timer = loop.call_at(when, self._fire_delay)
 
-        def fire() -> None:
-            self._spectator_timers.discard(handle_box[0])
-            if self.closed:
-                return
-            remaining = due_ms - self.now_ms()
-            if remaining > 0:
-                handle_box[0] = loop.call_later(remaining / 1000, fire)
-                self._spectator_timers.add(handle_box[0])
-                return
-            targets = [member] if member is not None else [
-                m for m in self.members.values() if not m.is_player
-            ]
-            for target in targets:
-                if target.pending is None and self.members.get(target.conn) is target:
+    def _fire_delay(self) -> None:
+        """Deliver every diff now due to every spectator (buffered for one still
+        joining), then re-arm for the next."""
+        self._delay_timer = None
+        if self.closed:
+            return
+        spectators = [m for m in self.members.values() if not m.is_player]
+        due, lost = self._delayed.pop_due(self.now_ms())
+        _, legacy, batched = self._grouped()
+        if due and batched:  # they go out at the tick, coalesced like live moves
+            self._tick_due.extend(due)
+            self._schedule_tick()
+        for diff in due:
+            for target in legacy:
+                if self.members.get(target.conn) is not target:
+                    continue
+                if target.pending is not None:
+                    self._hold_pending(target, diff)
+                else:
                     self.deliver_diff(target, diff)
+        for seat, seq in lost:
+            for target in spectators:
+                if (target.pending is None and not target.boards_hidden
+                        and self.members.get(target.conn) is target):
+                    self._fill_to(target, seat, seq)
+        later = self._delayed.next_due()
+        if later is not None:
+            self._arm_delay(later)
 
-        handle_box = [loop.call_later(max(0, due_ms - self.now_ms()) / 1000, fire)]
-        self._spectator_timers.add(handle_box[0])
+    # ------------------------------------------------------------------ the spectators' tick
+    def _grouped(self) -> tuple[list[Member], list[Member], list[Member]]:
+        """The members as (players, spectators of older clients, spectators taking
+        ``Diffs``), sorted once per change of membership, not once per move."""
+        groups = self._groups
+        if groups is None:
+            players: list[Member] = []
+            legacy: list[Member] = []
+            batched: list[Member] = []
+            for member in self.members.values():
+                if member.is_player:
+                    players.append(member)
+                else:
+                    (batched if member.batched else legacy).append(member)
+            groups = self._groups = (players, legacy, batched)
+        return groups
+
+    def _schedule_tick(self) -> None:
+        """Have the tick flushed: at the end of this loop iteration if the last flush is
+        ``spectator_tick_ms`` old (a move after a quiet spell waits for nothing), else
+        when it will be; at once at ``spectator_tick_max`` moves."""
+        if len(self._tick_moves) + len(self._tick_due) >= self.config.spectator_tick_max:
+            self._flush_tick()
+            return
+        if self._tick_timer is not None or self.closed:
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._tick_last + self.config.spectator_tick_ms / 1000 - loop.time()
+        self._tick_timer = (loop.call_soon(self._flush_tick) if wait <= 0
+                            else loop.call_later(wait, self._flush_tick))
+
+    def _flush_tick(self) -> None:
+        """Send the spectators taking ``Diffs`` the tick: its diffs in order (the moves',
+        or in a delayed room the diffs that fell due) and the latest ``Progress`` per
+        seat. The frame is encoded once and written to every spectator in step with the
+        room (live, boards shown, no held diff or gap fill, its last diff of each seat
+        just before the tick's first); a spectator whose boards are withheld gets the
+        progress alone (one shared frame too); any other one goes through the per-member
+        filter (``deliver_diff``) and gets a frame of its own; one still joining has the
+        moves buffered with its other events."""
+        if self._tick_timer is not None:
+            self._tick_timer.cancel()
+            self._tick_timer = None
+        moves, due = self._tick_moves, self._tick_due
+        if not moves and not due:
+            return
+        self._tick_moves, self._tick_due = [], []
+        self._tick_last = asyncio.get_running_loop().time()
+        spectators = self._grouped()[2]
+        if self.closed or not spectators:
+            return
+        diffs = due if self.delay_ms else [self._diff_of(moved) for moved in moves]
+        latest: dict[int, ev.Moved] = {}
+        for moved in moves:
+            best = latest.get(moved.seat)
+            if best is None or moved.seq > best.seq:
+                latest[moved.seat] = moved
+        progress = [Progress(seat=e.seat, progress=e.progress, moves=e.seq, status=e.status,
+                             clock_ms=e.clock_ms) for e in latest.values()]
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        in_run = True  # each seat's diffs in the tick follow one another
+        for diff in diffs:
+            before = last.get(diff.seat)
+            if before is None:
+                first[diff.seat] = diff.seq
+            elif diff.seq != before + 1:
+                in_run = False
+            last[diff.seat] = diff.seq
+        # in step: each seat's last diff right before the tick's first (a dict-items
+        # subset test runs in C: this loop is per spectator, per tick)
+        expect = {seat: seq - 1 for seat, seq in first.items() if seq > 1}.items()
+        firsts = [seat for seat, seq in first.items() if seq == 1]  # none seen: 0 or absent
+        moves_now = {p.seat: p.moves for p in progress}
+        shown: bytes | None = None
+        withheld: bytes | None = None
+        for member in spectators:
+            if self.members.get(member.conn) is not member:
+                continue
+            try:
+                if member.pending is not None:
+                    for moved in moves:
+                        self._hold_pending(member, moved)
+                    if self.delay_ms:
+                        for diff in due:
+                            self._hold_pending(member, diff)
+                    continue
+                seen_p = member.progress_seen
+                if any(seen_p.get(seat, -1) >= moves for seat, moves in moves_now.items()):
+                    self._tick_for(member, diffs, progress)
+                elif member.boards_hidden:
+                    seen_p.update(moves_now)
+                    if progress:
+                        if withheld is None:
+                            withheld = encode(Diffs(progress=progress))
+                        member.conn.send_frame(withheld)
+                elif (in_run and expect <= member.diff_seen.items() and not member.filling
+                      and not any(member.held.values())
+                      and not any(member.diff_seen.get(seat, 0) for seat in firsts)):
+                    member.diff_seen.update(last)
+                    seen_p.update(moves_now)
+                    if shown is None:
+                        shown = encode(Diffs(diffs=diffs, progress=progress))
+                    member.conn.send_frame(shown)
+                else:
+                    self._tick_for(member, diffs, progress)
+            except Exception:
+                log.exception("room %s: the spectators' tick failed for one", self.code)
+
+    def _tick_for(self, member: Member, diffs: list[Diff], progress: list[Progress]) -> None:
+        """The tick for one spectator not in step: each diff through the per-member
+        filter, each progress newer than what it has, in one ``Diffs`` of its own."""
+        out: list[Diff] = []
+        for diff in diffs:
+            self.deliver_diff(member, diff, out)
+        kept = [p for p in progress if p.moves > member.progress_seen.get(p.seat, -1)]
+        for p in kept:
+            member.progress_seen[p.seat] = p.moves
+        if out or kept:
+            member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
+
+    def _drop_delay_buffer(self) -> None:
+        """Forget the spectator delay buffer (no spectator left, a new round, closing)."""
+        if self._delay_timer is not None:
+            self._delay_timer.cancel()
+            self._delay_timer = None
+        self._delayed.clear()
+        self._delay_from = {}
+        self._delay_generation += 1
 
     # ------------------------------------------------------------------ boards
-    async def boards_for(self, member: Member) -> list[Board]:
+    async def boards_for(self, member: Member,
+                         seats: list[SeatRecord] | None = None) -> list[Board]:
         """The boards ``member`` may see now: its own (player, racing), none while the
         room hides information (spectator, racing: ``member.boards_hidden`` is set), every
         board as of ``now - delay`` (spectator, racing) or every final board (finished).
-        Records the sequences covered so later diffs are not sent twice; schedules the
-        delayed diffs a spectator still has to receive."""
+        Each board comes from its seat's checkpoint and log tail (``snapshots``), never
+        the whole log. Records the sequences covered so later diffs are not sent twice;
+        puts the delayed diffs a spectator still has to receive in the room's buffer.
+        ``seats``: the room's seats if the caller has just read them (a round trip less)."""
         phase = self.phase
         if phase in ("lobby", "countdown"):
             return []
@@ -579,25 +912,56 @@ class Room(Timed):
                 await self._learn_racing()
             if self.hidden:
                 member.boards_hidden = True
+                self._reveal_scan = True
                 return []
-        seats = await self.store.get_seats(self.code)
+        if seats is None:
+            seats = await self.store.get_seats(self.code)
         cutoff = None
         if phase == "running" and self.delay_ms:
             cutoff = self.clock_ms() - self.delay_ms
         out = []
         for seat in seats:
-            entries = await self.store.read_log(self.code, seat.seat)
-            rebuilt = views.replay(self.record, self.settings, seat.seat, entries,
-                                   until_clock_ms=cutoff)
+            # seat.moves: the log's length when the seats were read (later moves come
+            # as events, buffered while this member is pending)
+            rebuilt = await self.rebuild_seat(seat.seat, upto=seat.moves, until_clock_ms=cutoff)
             out.append(views.board(seat.seat, rebuilt.seq, rebuilt.game))
             member.diff_seen[seat.seat] = rebuilt.seq
-            if cutoff is not None and rebuilt.seq < len(entries):
-                later = views.replay(self.record, self.settings, seat.seat, entries,
-                                     diffs_after=rebuilt.seq)
-                start = self.record.start_ms or 0
-                for diff in later.diffs:
-                    self.schedule_diff(member, diff, start + diff.clock_ms + self.delay_ms)
+            if cutoff is not None and rebuilt.stopped:
+                await self._buffer_window(seat.seat, rebuilt)
         return out
+
+    async def _buffer_window(self, seat: int, board: views.Replay) -> None:
+        """A delayed spectator joins with ``board`` as of the cutoff: the seat's moves
+        after it, not yet due, go to the room's delay buffer -- those the buffer does not
+        have already (it has every move from ``_delay_from`` on), from the log, in
+        slices. ``board``'s game is advanced (the caller has made its Board)."""
+        start_ms = self.record.start_ms or 0
+        generation = self._delay_generation
+        seq = board.seq
+        while True:
+            first = self._delay_from.get(seat)
+            upto = seq + self.config.rebuild_slice
+            if first is not None:
+                upto = min(upto, first - 1)
+            if upto <= seq:
+                break
+            part = await self.rebuild_seat(seat, upto=upto, diffs_after=seq,
+                                           start=views.Replay(board.game, seq, [],
+                                                              board.reached))
+            if generation != self._delay_generation:
+                return  # the buffer went (no spectator left) while this ran
+            first = self._delay_from.get(seat)
+            for diff in part.diffs:
+                if first is None or diff.seq < first:
+                    self._buffer_diff(diff, start_ms + diff.clock_ms + self.delay_ms)
+            if part.seq < upto:
+                break  # the end of the log
+            seq = part.seq
+        # The buffer now has every move of the seat after the cutoff: the next joiner
+        # (whose cutoff is no earlier) reads none of them from the log.
+        first = self._delay_from.get(seat)
+        if first is None or board.seq + 1 < first:
+            self._delay_from[seat] = board.seq + 1
 
     def send_started(self, member: Member, start_ms: int, seats: list[int]) -> None:
         """Send ``Started`` with the boards ``member`` may see (players: their own fresh
@@ -611,6 +975,7 @@ class Room(Timed):
             boards = [views.board(member.seat, 0, member.game)]
         elif self.hidden:
             member.boards_hidden = True
+            self._reveal_scan = True
             boards = []
         else:
             fresh = views.new_board(self.record, self.settings)

@@ -34,6 +34,9 @@ from .metrics import Metrics
 from .store import RoomRecord, Store, StoreUnavailable
 
 log = logging.getLogger(__name__)
+# Joining the worker pool at close waits at most this long (its workers were stopped
+# first): a stuck pool manager thread must not turn a stop into a hang.
+JOIN_S = 5.0
 _PHASES: tuple[RoomPhase, ...] = ("lobby", "countdown", "running", "finished")
 
 
@@ -166,4 +169,8 @@ class VerdictPool:
             for process in list(workers.values()):
                 with contextlib.suppress(OSError, ValueError):
                     process.terminate()
-            await asyncio.to_thread(executor.shutdown, True)
+            try:  # bounded: a pool whose manager thread is stuck must not hang the stop
+                await asyncio.wait_for(asyncio.to_thread(executor.shutdown, True), JOIN_S)
+            except TimeoutError:
+                log.warning("verdict pool not joined within %s s; its workers were stopped",
+                            JOIN_S)

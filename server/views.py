@@ -22,11 +22,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import msgspec
+
 import engine
 from protocol.messages import Board, RoomSettings, SeatInfo
 from protocol.messages import Diff as DiffMsg
 
-from .store.records import LogEntry, RoomRecord, SeatRecord
+from .store.records import Checkpoint, LogEntry, RoomRecord, SeatRecord
+
+_LAYOUT = msgspec.msgpack.Encoder()
 
 
 def seat_info(seat: SeatRecord) -> SeatInfo:
@@ -68,12 +72,14 @@ def board(seat: int, seq: int, game: engine.Game) -> Board:
 @dataclass
 class Replay:
     """A board rebuilt from its log: the game after ``seq`` moves and, for the moves
-    after ``diffs_after``, the Diff messages that bring a receiver there."""
+    after ``diffs_after``, the Diff messages that bring a receiver there. ``stopped``:
+    the replay met an entry later than its ``until_clock_ms`` (entries were left)."""
 
     game: engine.Game
     seq: int
     diffs: list[DiffMsg]
     reached: dict[int, int]  # progress -> race clock when the seat first reached it
+    stopped: bool = False
 
 
 def replay(
@@ -83,19 +89,25 @@ def replay(
     entries: Iterable[LogEntry],
     diffs_after: int | None = None,
     until_clock_ms: int | None = None,
+    start: Replay | None = None,
 ) -> Replay:
-    """Replay ``entries`` (a seat's log, from move 1) on the deal. Stops before the first
-    entry later than ``until_clock_ms`` (a delayed view). With ``diffs_after``, collects
-    the Diff messages (hash and reveals recomputed) of the moves after that sequence.
-    ``reached`` maps each progress the seat had to the race clock it first had it.
-    Logged moves were legal when stored, so a failure here is a server bug: it raises."""
-    game = new_board(record, settings)
-    seq = 0
+    """Replay ``entries`` (a seat's log, from move 1; or from the move after
+    ``start.seq``, continuing ``start``, whose game is advanced in place) on the deal.
+    Stops before the first entry later than ``until_clock_ms`` (a delayed view). With
+    ``diffs_after``, collects the Diff messages (hash and reveals recomputed) of the
+    moves after that sequence. ``reached`` maps each progress the seat had to the race
+    clock it first had it. Logged moves were legal when stored, so a failure here is a
+    server bug: it raises."""
+    if start is None:
+        game, seq, reached = new_board(record, settings), 0, {}
+    else:
+        game, seq, reached = start.game, start.seq, start.reached
     diffs: list[DiffMsg] = []
-    reached: dict[int, int] = {}
     progress = game.progress
+    stopped = False
     for entry in entries:
         if until_clock_ms is not None and entry.clock_ms > until_clock_ms:
+            stopped = True
             break
         diff = game.play(entry.move)
         seq += 1
@@ -113,4 +125,22 @@ def replay(
                     revealed=[(p, c) for p, c in diff.revealed],
                 )
             )
-    return Replay(game, seq, diffs, reached)
+    return Replay(game, seq, diffs, reached, stopped)
+
+
+def checkpoint(record: RoomRecord, seq: int, clock_ms: int, game: engine.Game,
+               reached: dict[int, int]) -> Checkpoint:
+    """The checkpoint of a seat's board ``game`` after ``seq`` moves (move ``seq`` at race
+    clock ``clock_ms``). Its layout names face-down cards: for the store only."""
+    return Checkpoint(seq=seq, clock_ms=clock_ms, round=record.round,
+                      layout=_LAYOUT.encode(game.to_layout()), reached=sorted(reached.items()))
+
+
+def resume_from(record: RoomRecord, settings: RoomSettings,
+                saved: Checkpoint | None) -> Replay:
+    """Where a rebuild starts: the board of ``saved`` if it belongs to this round of
+    the room, else the fresh deal (``seq`` 0)."""
+    if saved is None or saved.round != record.round or saved.seq <= 0:
+        return Replay(new_board(record, settings), 0, [], {})
+    game = engine.Game.from_layout(msgspec.msgpack.decode(saved.layout))
+    return Replay(game, saved.seq, [], dict(saved.reached))

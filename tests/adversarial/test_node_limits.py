@@ -60,6 +60,10 @@ async def test_max_live_rooms(roomy_server: ServerProc) -> None:
     error = await holders[3].expect(m.Error)
     assert error.code == "node_full"
     await holders[0].send(m.Leave())  # a room freed on the node: creation works again
+    # A connection's messages are handled in order: the Pong says the Leave (and the
+    # room's release, which it awaits) is done before the other connection creates.
+    await holders[0].send(m.Ping(nonce=1))
+    await holders[0].expect(m.Pong)
     await holders[3].create(variant="fortress", public=False)
     for holder in holders:
         await holder.close()

@@ -40,9 +40,10 @@ class TestClient:
     @classmethod
     async def connect(cls, url: str, name: str = "p", *, hello: bool = True, bot: bool = False,
                       token: str | None = None, seen: int = 0,
-                      source: str | None = None) -> TestClient:
+                      source: str | None = None, batched: bool = False) -> TestClient:
         """Connect and (by default) say hello; with a token this resumes a seat. ``source``
-        is the loopback address to connect from (another client address: 127.0.0.2)."""
+        is the loopback address to connect from (another client address: 127.0.0.2);
+        ``batched``: as a spectator, take the moves as ``Diffs`` frames (hello.ds)."""
         # max_queue=None: keep reading (and answer the close handshake) even when a test
         # leaves messages unconsumed.
         extra: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
@@ -50,7 +51,7 @@ class TestClient:
         client = cls(ws, name)
         if hello:
             await client.send(m.Hello(version=PROTOCOL_VERSION, name=name, bot=bot,
-                                      token=token, seen=seen))
+                                      token=token, seen=seen, batched=batched))
             if token is None:
                 await client.expect(m.Welcome)
         return client
@@ -149,6 +150,17 @@ class TestClient:
         """Every message of type ``kind`` received so far (consumed or not)."""
         return [msg for _, msg in self.history if isinstance(msg, kind)]
 
+    def diffs(self) -> list[m.Diff]:
+        """Every ``Diff`` received so far, those inside ``Diffs`` frames included, in the
+        order a client applies them."""
+        out: list[m.Diff] = []
+        for _, msg in self.history:
+            if isinstance(msg, m.Diff):
+                out.append(msg)
+            elif isinstance(msg, m.Diffs):
+                out.extend(msg.diffs)
+        return out
+
     async def close(self) -> None:
         """Close the connection."""
         await self.ws.close()
@@ -202,3 +214,17 @@ async def start_and_resign(players: list[TestClient]) -> None:
     for client in players:
         await client.expect(m.Started)
         await client.send(m.Resign())
+
+
+def lasting_move(game: Any, rng: Any) -> str:
+    """A random legal move of ``game`` (an ``engine.Game``) after which it is neither won
+    nor stuck: a race that must keep running for a test."""
+    moves = [str(mv) for mv in game.legal_moves()]
+    rng.shuffle(moves)
+    for move in moves:
+        after = game.copy()
+        after.play(move)
+        if not after.won and not after.stuck:
+            return move
+    raise AssertionError("no move keeps the race going")
+

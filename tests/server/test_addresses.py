@@ -37,17 +37,17 @@ def test_windows_refill_after_a_minute_and_forget_idle_addresses() -> None:
     now = [1000.0]
     book = AddressBook(ServerConfig(room_creates_per_minute=2, failed_joins_per_minute=1),
                        clock=lambda: now[0])
-    book.check_create("a")
+    book.count_create("a")
     now[0] += 30
-    book.check_create("a")
+    book.count_create("a")
     with pytest.raises(ProtocolError) as refused:
-        book.check_create("a")
+        book.count_create("a")
     assert refused.value.code == "address_limit"
-    book.check_create("b")  # per address
+    book.count_create("b")  # per address
     now[0] += 30.5  # the first creation is now older than a minute: one more
-    book.check_create("a")
+    book.count_create("a")
     with pytest.raises(ProtocolError):
-        book.check_create("a")
+        book.count_create("a")
     book.failed_join("c")
     with pytest.raises(ProtocolError):
         book.check_join_allowed("c")
@@ -56,7 +56,6 @@ def test_windows_refill_after_a_minute_and_forget_idle_addresses() -> None:
     now[0] += 61
     book.check_join_allowed("c")  # the failure is more than a minute old
     book.remove("c", conn)
-    assert book.connections("c") == 0
     assert "c" not in book._entries  # nothing left to remember about c
 
 
@@ -64,13 +63,28 @@ def test_handshakes_per_minute() -> None:
     now = [0.0]
     book = AddressBook(ServerConfig(connects_per_minute=3, max_connections_per_address=2),
                        clock=lambda: now[0])
-    assert [book.may_connect("a") for _ in range(4)] == [True, True, True, False]
+    assert [book.admit("a") for _ in range(3)] == [True, True, False]  # 2 open: the cap
+    book.release("a")
+    assert book.admit("a")  # the third handshake of this minute
+    book.release("a")
+    assert not book.admit("a")  # one open, but the minute's 3 handshakes are spent
+    assert book.admit("b")  # another address has its own
+    assert book.connections("a") == 1 and book.connections("b") == 1
     now[0] += 60.5
-    conns = [object(), object()]
-    for conn in conns:
-        assert book.may_connect("a")
-        book.add("a", conn)
-    assert not book.may_connect("a")  # two open: the connection cap, not the window
-    book.remove("a", conns[0])
-    assert book.may_connect("a")  # the third handshake of this minute
-    assert book.may_connect("b")  # another address has its own
+    assert book.admit("a")
+    assert not book.admit("a")  # two open again
+    for _ in range(2):
+        book.release("a")
+    book.release("b")
+    now[0] += 61
+    assert book.connections("a") == 0 and book.connections("b") == 0
+
+
+def test_a_refused_admission_records_nothing() -> None:
+    now = [0.0]
+    book = AddressBook(ServerConfig(connects_per_minute=2, max_connections_per_address=10),
+                       clock=lambda: now[0])
+    assert book.admit("a") and book.admit("a")
+    for _ in range(1000):
+        assert not book.admit("a")
+    assert len(book._entries["a"].connects) == 2  # the window holds the 2 admitted only

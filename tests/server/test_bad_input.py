@@ -3,6 +3,8 @@ where sensible, the connection) stays usable."""
 
 from __future__ import annotations
 
+import socket
+
 import msgpack
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -338,12 +340,22 @@ async def test_slow_consumers_are_cut_off(server_factory: ServerFactory) -> None
     server = await server_factory(outbound_queue=8)
     client = await TestClient.connect(server.url, "slow")
     (conn,) = server.connections
-    for _ in range(20):  # more than the queue holds, faster than any writer can drain
-        conn.send(m.Pong(server_ms=0))
+    # A client that stops reading: frames go straight to the transport until it backs
+    # up (the kernel's buffers full, small on purpose here), then wait in the queue,
+    # which holds 8.
+    client.ws.transport.pause_reading()
+    server_socket = conn.ws.transport.get_extra_info("socket")
+    server_socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    sent = 0
+    while not conn.closing and sent < 10_000:  # bounded: 10 MB if nothing ever backs up
+        conn.send(m.Error(code="x", message="y" * 1000))
+        sent += 1
+    assert conn.closing
+    client.ws.transport.resume_reading()
     closing = await client.expect(m.Closing)
     assert closing.code == "slow_consumer"
     assert await client.closed()
-    assert len(client.received(m.Pong)) < 20
+    assert len(client.received(m.Error)) < sent
 
 
 async def test_idle_connections_are_closed(server_factory: ServerFactory) -> None:

@@ -109,7 +109,8 @@ async def test_no_frame_names_a_card_face_down_for_its_receiver(
                                      spectator_delay_s=delay)
     for p in players[1:]:
         await p.join(joined.code)
-    watcher = await TestClient.connect(server.url, "watcher")
+    # one spectator taking Diffs frames (hello.ds), the late one a P and a D per move
+    watcher = await TestClient.connect(server.url, "watcher", batched=True)
     await watcher.join(joined.code, role="spectator")
     for p in players:
         await p.send(m.Ready())
@@ -140,6 +141,7 @@ async def test_no_frame_names_a_card_face_down_for_its_receiver(
         assert leaks(frame, hidden, secrets) == [], (who, msgpack.unpackb(frame))
         checked += 1
     assert checked > 50
+    assert watcher.received(m.Diffs)  # the ticks were among the frames scanned
     # Sanity: the race did reveal cards, so there was something to leak.
     assert any(msg.revealed for p in (*players, resumed) for _, msg in p.history
                if isinstance(msg, m.Accepted))

@@ -1,0 +1,23 @@
+"""The attack kit's runner itself, on a short run: the honest player in its own process,
+quiet and attack phases alternated, the attack run afresh each round, and the server's
+per-address caps exact in its counters (no timing is asserted)."""
+
+from __future__ import annotations
+
+from bench.attack.__main__ import parse, run
+
+
+def test_the_kit_alternates_phases_and_counts_refusals() -> None:
+    result = run(parse(["refusals", "--duration", "6", "--rounds", "2", "--refusals", "100",
+                        "--pace", "0.2"]))
+    assert result["server_alive"] and result["server_tracebacks"] == 0
+    rounds = result["attack_rounds"]
+    assert result["rounds"] == 2 and len(rounds) == 2
+    # 64 open connections per address; 120 handshakes a minute: the second round gets
+    # the 56 left of the minute, and every knock after the cap is refused (HTTP 429)
+    assert [r["held"] for r in rounds] == [64, 56]
+    assert [r["statuses"] for r in rounds] == [{"429": 100}] * 2
+    quiet, attack = result["honest_quiet"], result["honest_attack"]
+    assert quiet["n"] > 0 and attack["n"] > 0 and attack["lost"] == attack["rejected"] == 0
+    assert set(result["cpu_pct"]) == {"server_quiet", "server_attack", "kit_quiet",
+                                      "kit_attack"}
