@@ -11,6 +11,7 @@ seats movers in join order) or nothing at all (the echo baselines answer any fra
 from __future__ import annotations
 
 import asyncio
+import itertools
 import statistics
 import time
 from collections import deque
@@ -24,6 +25,7 @@ from protocol import messages as m
 VARIANT = "spanish"
 SEED = 1
 DEAL_TRIES = 20  # random deals tried for one with a reversible move pair (most have one)
+_NAMES = itertools.count(1)  # bench player names (unique within a room)
 BASELINE_ROOM = "BENCH"  # the broadcast baseline has one room; the code is never checked
 
 
@@ -124,7 +126,9 @@ class Player:
 
     async def hello(self) -> None:
         """Say hello and wait for ``Welcome``."""
-        await self.ws.send(encode(m.Hello(version=PROTOCOL_VERSION, name="bench", bot=True)))
+        # a name of its own: names are unique within a room
+        name = f"bench{next(_NAMES)}"
+        await self.ws.send(encode(m.Hello(version=PROTOCOL_VERSION, name=name, bot=True)))
         await self.until(m.Welcome)
 
     async def until(self, kind: Any) -> Any:

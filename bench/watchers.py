@@ -23,7 +23,7 @@ JOIN_BATCH = 100  # spectators joining at once: bounded, so set-up does not stor
 
 async def watch(port: int, code: str, count: int) -> list[RawClient]:
     """``count`` spectators of room ``code``, each joined (its ``Pong`` came back)."""
-    setup = [encode(m.Hello(version=PROTOCOL_VERSION, name="watcher", bot=True)),
+    setup = [encode(m.Hello(version=PROTOCOL_VERSION, name="watcher", bot=True, batched=True)),
              encode(m.Join(code=code, role="spectator"))]
     clients: list[RawClient] = []
     for first in range(0, count, JOIN_BATCH):

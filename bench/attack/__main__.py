@@ -1,8 +1,10 @@
 """Runner: ``python -m bench.attack ATTACK [--store memory|redis] [--duration S] ...``.
 
-One run = a fresh server (and Redis), the attack's setup, a quiet phase (the honest player
-alone), then the attack phase (the honest player while the attack runs), in that order, in
-the same process, so the two latencies are comparable on a noisy machine. Prints one JSON
+One run = a fresh server (and Redis), the attack's setup, then quiet phases (the honest
+player alone) and attack phases (the honest player while the attack runs), alternated
+``--rounds`` times in the same run, so the two latencies are comparable on a noisy machine.
+The honest player runs in a process of its own (``bench/attack/honest.py``): the attack's
+load generator, on this process's event loop, would otherwise stall it. Prints one JSON
 line (``ATTACK-RESULT {...}``) and a table.
 """
 
@@ -12,15 +14,18 @@ import argparse
 import asyncio
 import importlib
 import json
+import os
 import sys
 import time
 from typing import Any
 
-from bench.attack.harness import Ctx, Honest, RedisProc, ServerProc
+from bench.attack.harness import Ctx, HonestProc, RedisProc, ServerProc, latency_in
 
 ATTACKS = {
     "ping-flood": "ping_flood",
+    "refusals": "refusals",
     "conn-flood": "conn_flood",
+    "cpu-burn": "cpu_burn",
     "room-flood": "room_flood",
     "list-flood": "list_flood",
     "join-guess": "join_guess",
@@ -47,6 +52,14 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store", choices=["memory", "redis"], default="memory")
     parser.add_argument("--duration", type=float, default=10.0,
                         help="seconds of the quiet phase and of the attack phase (default 10)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="alternate quiet and attack this many times, each for "
+                             "duration/rounds s (default 1: quiet, then attack)")
+    parser.add_argument("--kit-nice", type=int, default=0, metavar="N",
+                        help="lower this process's CPU priority by N (0-19) once the server "
+                             "and the honest player run: the attack's load generator then "
+                             "takes only CPU they leave idle, as one on another machine "
+                             "would (default 0: it competes with them)")
     parser.add_argument("--pace", type=float, default=0.2,
                         help="seconds between the honest player's moves (default 0.2)")
     parser.add_argument("--redis-maxmemory", default="",
@@ -65,7 +78,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         raise SystemExit(0)
     if args.attack is None:
         parser.error("name an attack (or --list)")
+    if args.rounds < 1 or (args.rounds > 1 and not getattr(_module(args.attack), "ROUNDS", False)):
+        parser.error(f"{args.attack} runs in one round (--rounds 1): its setup is used once")
     return args
+
+
+AFTERMATH_S = 1.0  # after each attack round: the server still pays for it (closes, timers)
 
 
 async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
@@ -75,42 +93,68 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
         t0 = time.monotonic()
         ctx.counters.update(await setup(ctx))
         ctx.counters["setup_s"] = round(time.monotonic() - t0, 1)
-    honest = await Honest.start(ctx.url, args.pace)
-    await honest.run("quiet", args.duration)
-    rss_before = ctx.server.rss_mb()
-    redis_before = ctx.redis.used_memory() if ctx.redis else None
-    stop = asyncio.Event()
+    honest = await asyncio.to_thread(HonestProc, ctx.url, args.pace)
+    if args.kit_nice:  # after the server and the honest player started: they keep 0
+        os.nice(args.kit_nice)
+    slot = args.duration / args.rounds
+    quiet: list[tuple[float, float]] = []
+    under: list[tuple[float, float]] = []
+    rounds: list[dict[str, Any]] = []
+    rss_before = redis_before = None
+    # CPU seconds used in each kind of phase: the server's, and this process's (the
+    # attack's load generator, which shares the machine's cores with the server)
+    cpu = {"server_quiet": 0.0, "server_attack": 0.0, "kit_quiet": 0.0, "kit_attack": 0.0}
 
-    t0 = time.monotonic()
+    def mark() -> tuple[float, float, float]:
+        return time.monotonic(), ctx.server.cpu_s(), time.process_time()
 
-    async def attack() -> dict[str, Any]:
-        try:
-            result: dict[str, Any] = await mod.attack(ctx, args.duration)
-            # A short attack still gets a full phase of honest samples (its aftermath).
-            await asyncio.sleep(max(0.0, t0 + args.duration - time.monotonic()))
-            return result
-        finally:
-            stop.set()
+    def account(phase: str, start: tuple[float, float, float],
+                windows: list[tuple[float, float]]) -> None:
+        end = mark()
+        windows.append((start[0], end[0]))
+        cpu[f"server_{phase}"] += end[1] - start[1]
+        cpu[f"kit_{phase}"] += end[2] - start[2]
 
-    attack_task = asyncio.create_task(attack())
-    await honest.run("attack", args.duration * 1000, stop)
-    counters = await attack_task
-    attack_s = time.monotonic() - t0
-    await honest.client.close()
-    quiet = honest.phases["quiet"].summary()
-    during = honest.phases["attack"].summary()
-    ratio = (round(during["p99_ms"] / quiet["p99_ms"], 2)
-             if during["p99_ms"] and quiet["p99_ms"] else None)
-    return {
-        "honest_quiet": quiet, "honest_attack": during, "p99_ratio": ratio,
-        "attack_s": round(attack_s, 1),
+    try:
+        for _ in range(args.rounds):
+            start = mark()
+            await asyncio.sleep(slot)
+            account("quiet", start, quiet)
+            if rss_before is None:
+                rss_before = ctx.server.rss_mb()
+                redis_before = ctx.redis.used_memory() if ctx.redis else None
+            start = mark()
+            rounds.append(await mod.attack(ctx, slot))
+            # A short attack still gets a full slot of honest samples (its aftermath).
+            await asyncio.sleep(max(0.0, start[0] + slot - time.monotonic()) + AFTERMATH_S)
+            account("attack", start, under)
+    finally:
+        samples = await asyncio.to_thread(honest.finish)
+        teardown = getattr(mod, "teardown", None)
+        if teardown is not None:
+            await teardown(ctx)
+    assert rss_before is not None
+    q = latency_in(samples, quiet).summary()
+    a = latency_in(samples, under).summary()
+    ratio = round(a["p99_ms"] / q["p99_ms"], 2) if a["p99_ms"] and q["p99_ms"] else None
+    quiet_s = sum(end - begin for begin, end in quiet)
+    attack_s = sum(end - begin for begin, end in under)
+    result = {
+        "honest_quiet": q, "honest_attack": a, "p99_ratio": ratio, "rounds": args.rounds,
+        "kit_nice": args.kit_nice, "attack_s": round(attack_s, 1),
+        # percent of one core over the phase
+        "cpu_pct": {k: round(100 * v / (quiet_s if k.endswith("quiet") else attack_s), 1)
+                    for k, v in cpu.items()},
         "rss_before_mb": round(rss_before, 1), "rss_after_mb": round(ctx.server.rss_mb(), 1),
         "redis_before_mb": None if redis_before is None else round(redis_before / 2**20, 2),
         "redis_after_mb": (None if ctx.redis is None
                            else round(ctx.redis.used_memory() / 2**20, 2)),
         "setup": {k: v for k, v in ctx.counters.items() if not k.startswith("_")},
-        "attack": counters,
+        "attack": rounds[0],
     }
+    if len(rounds) > 1:
+        result["attack_rounds"] = rounds
+    return result
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -144,8 +188,14 @@ def table(result: dict[str, Any]) -> str:
         ("honest ack p50 quiet → attack", f"{q['p50_ms']} → {a['p50_ms']} ms"),
         ("honest ack p99 quiet → attack", f"{q['p99_ms']} → {a['p99_ms']} ms "
                                           f"(x{result['p99_ratio']})"),
+        ("rounds (quiet, attack) alternated", f"{result['rounds']} (kit nice "
+                                              f"{result['kit_nice']})"),
         ("honest moves quiet / attack", f"{q['n']} / {a['n']} (lost {a['lost']}, "
                                         f"rejected {a['rejected']})"),
+        ("server CPU (and its workers) quiet → attack", f"{result['cpu_pct']['server_quiet']} → "
+                                      f"{result['cpu_pct']['server_attack']} % of a core"),
+        ("attack kit CPU quiet → attack", f"{result['cpu_pct']['kit_quiet']} → "
+                                          f"{result['cpu_pct']['kit_attack']} % of a core"),
         ("server RSS before → after", f"{result['rss_before_mb']} → "
                                       f"{result['rss_after_mb']} MiB"),
         ("server alive", str(result["server_alive"])),
@@ -156,9 +206,10 @@ def table(result: dict[str, Any]) -> str:
     for key, value in result["setup"].items():
         rows.append((f"  setup {key}", json.dumps(value) if isinstance(value, dict | list)
                      else str(value)))
-    for key, value in result["attack"].items():
-        rows.append((f"  {key}", json.dumps(value) if isinstance(value, dict | list)
-                     else str(value)))
+    for i, counters in enumerate(result.get("attack_rounds", [result["attack"]])):
+        for key, value in counters.items():
+            rows.append((f"  {key}" + (f" (round {i + 1})" if i else ""),
+                         json.dumps(value) if isinstance(value, dict | list) else str(value)))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 

@@ -17,6 +17,8 @@ from typing import Any
 from bench.attack.harness import Ctx, source_addr
 from bench.attack.rawws import RawWs, hello_frame
 
+ROUNDS = True  # the runner may alternate quiet and attack phases (--rounds)
+
 OPEN_CONCURRENCY = 100  # handshakes in flight at once (the client's own bound)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import selectors
 import shutil
@@ -26,6 +27,8 @@ from bench.players import reversible_pair
 from protocol import PROTOCOL_VERSION, decode_server, encode
 from protocol import messages as m
 
+LOST = -1.0  # an honest sample with no ack in time (bench/attack/honest.py)
+REJECTED = -2.0  # an honest move rejected
 REPLY_TIMEOUT_S = 10.0  # a reply slower than this counts as lost (the attack may stall it)
 START_TIMEOUT_S = 20.0  # a server or redis-server that is not up by then is a failure
 
@@ -130,19 +133,11 @@ class ServerProc:
         self._stderr_task: asyncio.Task[None] | None = None
 
     def _read_url(self) -> str:
-        assert self.proc.stdout is not None
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if sel.select(0.2):
-                line = self.proc.stdout.readline()
-                if line.startswith("solrace listening on "):
-                    return line.split()[-1].strip()
-                if not line:
-                    break
-        self.stop()
-        raise SystemExit(f"server did not start: {' '.join(self.cmd)}")
+        line = read_line(self.proc, "solrace listening on ", START_TIMEOUT_S)
+        if line is None:
+            self.stop()
+            raise SystemExit(f"server did not start: {' '.join(self.cmd)}")
+        return line.split()[-1].strip()
 
     @property
     def pid(self) -> int:
@@ -152,6 +147,19 @@ class ServerProc:
     def rss_mb(self) -> float:
         """The server's resident memory now, MiB."""
         return rss_kb(self.pid) / 1024
+
+    def cpu_s(self) -> float:
+        """CPU seconds the server and its live child processes (the verdict workers)
+        have used so far (user + system, from /proc)."""
+        ticks = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # a process that just ended
+            if stat.parent.name == str(self.pid) or fields[1] == str(self.pid):
+                ticks += int(fields[11]) + int(fields[12])
+        return ticks / os.sysconf("SC_CLK_TCK")
 
     def alive(self) -> bool:
         """True while the process runs."""
@@ -198,8 +206,9 @@ class Client:
 
     @classmethod
     async def open(cls, url: str, name: str = "x", *, source: str = "", hello: bool = True,
-                   bot: bool = False) -> Client:
-        """Connect (from ``source`` when given) and say hello unless told not to."""
+                   bot: bool = False, batched: bool = False) -> Client:
+        """Connect (from ``source`` when given) and say hello unless told not to;
+        ``batched``: a spectator taking Diffs frames (hello.ds)."""
         from websockets.asyncio.client import connect
 
         kwargs: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
@@ -208,7 +217,8 @@ class Client:
                     open_timeout=REPLY_TIMEOUT_S, **kwargs), REPLY_TIMEOUT_S)
         client = cls(ws)
         if hello:
-            await client.send(m.Hello(version=PROTOCOL_VERSION, name=name, bot=bot))
+            await client.send(m.Hello(version=PROTOCOL_VERSION, name=name, bot=bot,
+                                      batched=batched))
             await client.expect(m.Welcome)
         return client
 
@@ -301,46 +311,67 @@ class Latency:
                 "lost": self.lost, "rejected": self.rejected}
 
 
-class Honest:
-    """The yardstick: one human-paced player (``pace_s`` between moves, well under the
-    default rate limit) in its own room, recording move→ack latency per phase."""
+def read_line(proc: subprocess.Popen[str], prefix: str, seconds: float) -> str | None:
+    """The first line of ``proc``'s stdout that starts with ``prefix`` within ``seconds``
+    (other lines are skipped); None if the time passes or the output ends first."""
+    assert proc.stdout is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            if sel.select(0.2):
+                line = proc.stdout.readline()
+                if line.startswith(prefix):
+                    return line
+                if not line:
+                    return None
+        return None
+    finally:
+        sel.close()
 
-    def __init__(self, client: Client, cycle: tuple[str, str], pace_s: float) -> None:
-        self.client, self.cycle, self.pace_s = client, cycle, pace_s
-        self.seq = 0
-        self.phases: dict[str, Latency] = {}
 
-    @classmethod
-    async def start(cls, url: str, pace_s: float = 0.1) -> Honest:
-        """Connect from 127.0.0.1 and start racing."""
-        client, cycle = await racing_player(url, name="honest")
-        return cls(client, cycle, pace_s)
+class HonestProc:
+    """The yardstick in its own process (``bench/attack/honest.py``): started racing by
+    the constructor, playing until ``finish()``, which returns its samples as
+    ``(send time on time.monotonic(), ms or LOST/REJECTED)``."""
 
-    async def run(self, phase: str, seconds: float,
-                  stop: asyncio.Event | None = None) -> Latency:
-        """Play at the pace for ``seconds`` (or until ``stop`` is set); samples go to
-        ``phases[phase]``."""
-        lat = self.phases.setdefault(phase, Latency())
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and not (stop is not None and stop.is_set()):
-            tick = time.monotonic()
-            self.seq += 1
-            sent = time.perf_counter()
-            await self.client.send(m.Move(seq=self.seq, move=self.cycle[(self.seq - 1) % 2]))
-            try:
-                reply = await self.client.expect(m.Accepted | m.Rejected,
-                                                 wait=max(1.0, end - time.monotonic() + 5))
-            except (TimeoutError, RuntimeError):
-                lat.lost += 1
-                return lat  # the connection is out of step: stop measuring this phase
-            if isinstance(reply, m.Rejected):
-                lat.rejected += 1
-                self.seq = reply.expected - 1
-            else:
-                lat.samples.append(time.perf_counter() - sent)
-            self.client.inbox.clear()
-            await asyncio.sleep(max(0.0, self.pace_s - (time.monotonic() - tick)))
-        return lat
+    def __init__(self, url: str, pace_s: float) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bench.attack.honest", url, str(pace_s)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        if read_line(self.proc, "READY", 60.0) is None:
+            stop_child(self.proc)
+            raise RuntimeError("the honest player did not start racing")
+
+    def finish(self) -> list[tuple[float, float]]:
+        """Tell the player to stop; its samples (empty if it died)."""
+        assert self.proc.stdin is not None
+        with contextlib.suppress(OSError):
+            self.proc.stdin.write("stop\n")
+            self.proc.stdin.close()
+        line = read_line(self.proc, "SAMPLES ", 90.0)
+        stop_child(self.proc)
+        if line is None:
+            return []
+        return [(float(t), float(ms)) for t, ms in json.loads(line.split(" ", 1)[1])]
+
+
+def latency_in(samples: list[tuple[float, float]],
+               windows: list[tuple[float, float]]) -> Latency:
+    """The samples sent inside any of ``windows`` (``[start, end)`` on time.monotonic())."""
+    lat = Latency()
+    for t, ms in samples:
+        if not any(start <= t < end for start, end in windows):
+            continue
+        if ms == LOST:
+            lat.lost += 1
+        elif ms == REJECTED:
+            lat.rejected += 1
+        else:
+            lat.samples.append(ms / 1000)
+    return lat
 
 
 # --------------------------------------------------------------------------- the run

@@ -21,6 +21,8 @@ from bench.attack.harness import Client, Ctx, source_addr
 from bench.attack.room_flood import RATE_WAIT_S
 from protocol import messages as m
 
+ROUNDS = True  # the runner may alternate quiet and attack phases (--rounds)
+
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 LENGTH = 10  # server/lobby.py CODE_LENGTH
 

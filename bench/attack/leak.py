@@ -163,7 +163,9 @@ async def leak_race(url: str, seconds: float, *, delay: int = 0, spectators: boo
     watcher = second = None
     end = time.monotonic() + seconds + 60  # bound on every wait below
     if spectators:
-        watcher = await Client.open(url, "player-watching", source=watcher_source)
+        # as today's clients watch: moves in Diffs frames (every frame is scanned whole)
+        watcher = await Client.open(url, "player-watching", source=watcher_source,
+                                    batched=True)
         await watcher.join(player.code, role="spectator")
         tasks.append(asyncio.create_task(_watch(watcher, watch_seen, end)))
     if second_seat:

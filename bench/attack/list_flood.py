@@ -18,6 +18,8 @@ from bench.attack.harness import Client, Ctx, source_addr
 from bench.attack.room_flood import RATE_WAIT_S, create_rooms
 from protocol import messages as m
 
+ROUNDS = True  # the runner may alternate quiet and attack phases (--rounds)
+
 
 def add_args(group: argparse._ArgumentGroup) -> None:
     """This attack's options."""

@@ -18,7 +18,10 @@ from typing import Any
 from bench.attack.harness import Client, Ctx, source_addr
 from protocol import messages as m
 
+ROUNDS = True  # the runner may alternate quiet and attack phases (--rounds)
+
 RATE_WAIT_S = 0.5  # after rate_limited: the default refill is 10 credits/s, a create costs 5
+REDIS_SAMPLE_S = 5.0  # Redis used_memory is sampled this often during the flood
 
 
 def add_args(group: argparse._ArgumentGroup) -> None:
@@ -27,18 +30,22 @@ def add_args(group: argparse._ArgumentGroup) -> None:
                        help="connections creating rooms in parallel")
     group.add_argument("--flood-rooms", type=int, default=1_000_000,
                        help="most rooms to create (the duration bounds it too)")
+    group.add_argument("--flood-sources", type=int, default=1,
+                       help="client addresses the connections come from (127.0.0.2, …)")
 
 
 async def create_rooms(url: str, target: int, seconds: float, conns: int,
-                       source: str) -> dict[str, Any]:
+                       source: str | list[str]) -> dict[str, Any]:
     """Create up to ``target`` public lobby rooms within ``seconds`` on ``conns``
-    connections from ``source``; counts of rooms and of errors by code."""
+    connections from ``source`` (or spread over a list of addresses); counts of rooms
+    and of errors by code."""
+    sources = [source] if isinstance(source, str) else source
     deadline = time.monotonic() + seconds
     created = 0
     errors: Counter[str] = Counter()
     codes: list[str] = []
 
-    async def worker() -> None:
+    async def worker(source: str) -> None:
         nonlocal created
         client: Client | None = None
         while time.monotonic() < deadline and created < target:
@@ -74,7 +81,7 @@ async def create_rooms(url: str, target: int, seconds: float, conns: int,
             await client.close()
 
     t0 = time.monotonic()
-    await asyncio.gather(*(worker() for _ in range(conns)))
+    await asyncio.gather(*(worker(sources[i % len(sources)]) for i in range(conns)))
     elapsed = time.monotonic() - t0
     return {"rooms_created": created, "rooms_per_s": round(created / elapsed, 1),
             "errors": dict(errors), "codes": codes}
@@ -96,9 +103,25 @@ async def time_list(url: str) -> dict[str, Any]:
 
 
 async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
-    """Flood from 127.0.0.2 for ``seconds``, then time one ``list``."""
-    result = await create_rooms(ctx.url, ctx.args.flood_rooms, seconds, ctx.args.flood_conns,
-                                source_addr(0))
+    """Flood from 127.0.0.2 (… ``--flood-sources`` addresses) for ``seconds``, then time
+    one ``list``; on Redis, its ``used_memory`` every REDIS_SAMPLE_S meanwhile."""
+    curve: list[float] = []
+
+    async def sample() -> None:
+        while ctx.redis is not None:
+            used = await asyncio.to_thread(ctx.redis.used_memory)
+            curve.append(round(used / 2**20, 2))
+            await asyncio.sleep(REDIS_SAMPLE_S)  # sampling period, not synchronisation
+
+    sampler = asyncio.create_task(sample())
+    sources = [source_addr(i) for i in range(max(1, ctx.args.flood_sources))]
+    try:
+        result = await create_rooms(ctx.url, ctx.args.flood_rooms, seconds,
+                                    ctx.args.flood_conns, sources)
+    finally:
+        sampler.cancel()
     result.pop("codes")
     result.update(await time_list(ctx.url))
+    if ctx.redis is not None:
+        result["redis_used_mb_curve"] = curve
     return result

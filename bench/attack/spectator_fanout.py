@@ -18,9 +18,10 @@ from typing import Any
 
 from bench.attack.harness import Client, Ctx, racing_player, source_addr
 from bench.attack.rawws import OP_BINARY, OP_PING, OP_PONG, RawWs, frame, hello_frame
-from protocol import encode
+from protocol import decode_server, encode
 from protocol import messages as m
 
+ROUNDS = True  # the runner may alternate quiet and attack phases (--rounds)
 JOIN_CONCURRENCY = 100  # spectator handshakes in flight at once (the client's own bound)
 MOVE_PACE_S = 0.12  # under the default 10 messages/s
 
@@ -81,6 +82,18 @@ async def setup(ctx: Ctx) -> dict[str, Any]:
                 ws.close()
                 return
             ws.send(hello_frame(f"w{i}") + join)
+            try:  # welcome, then joined or an error (room_full past the room's cap)
+                while not isinstance(reply := decode_server((await ws.read_frame())[1]),
+                                     m.Joined | m.Error):
+                    pass
+            except Exception as exc:
+                failures[type(exc).__name__] += 1
+                ws.close()
+                return
+            if isinstance(reply, m.Error):
+                failures[reply.code] += 1
+                ws.close()
+                return
             joined.append(ws)
 
     await asyncio.gather(*(one(i) for i in range(ctx.args.spectators)))
@@ -91,12 +104,13 @@ async def setup(ctx: Ctx) -> dict[str, Any]:
 
 
 async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
-    """The mover plays its cycle at a human-legal pace for ``seconds``."""
+    """The mover plays its cycle at a human-legal pace for ``seconds`` (each round goes
+    on from the last one's sequence number; ``teardown`` closes everything)."""
     mover: Client
-    mover, cycle, joined, counts, drains = ctx.counters.pop("_fanout")
+    mover, cycle, joined, counts, drains = ctx.counters["_fanout"]
     before = counts["bytes"]
     deadline = time.monotonic() + seconds
-    seq = 0
+    first = seq = ctx.counters.get("_seq", 0)
     slowest = 0.0
     while time.monotonic() < deadline:
         tick = time.monotonic()
@@ -108,15 +122,21 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
         if isinstance(reply, m.Rejected):
             break
         await asyncio.sleep(max(0.0, MOVE_PACE_S - (time.monotonic() - tick)))
+    ctx.counters["_seq"] = seq
     still = sum(not task.done() for task in drains)
+    return {"spectators": len(joined), "mover_moves": seq - first,
+            "frames_fanned_out": (seq - first) * len(joined),
+            "mb_read_by_spectators": round((counts["bytes"] - before) / 2**20, 1),
+            "mover_slowest_ack_ms": round(slowest * 1000, 1),
+            "keepalive_pings_answered": counts["pings"],
+            "spectators_still_connected": still}
+
+
+async def teardown(ctx: Ctx) -> None:
+    """Close the spectators and the mover."""
+    mover, _, joined, _, drains = ctx.counters.pop("_fanout")
     for ws in joined:
         ws.close()
     for task in drains:
         task.cancel()
     await mover.close()
-    return {"spectators": len(joined), "mover_moves": seq,
-            "frames_fanned_out": seq * len(joined),
-            "mb_read_by_spectators": round((counts["bytes"] - before) / 2**20, 1),
-            "mover_slowest_ack_ms": round(slowest * 1000, 1),
-            "keepalive_pings_answered": counts["pings"],
-            "spectators_still_connected": still}

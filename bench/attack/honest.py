@@ -1,0 +1,73 @@
+"""The honest player in a process of its own: ``python -m bench.attack.honest URL PACE``.
+
+The attack kit's load generator (thousands of connections, reconnect loops) runs on an
+event loop of its own; an honest player on that same loop would measure the generator's
+own stalls, not the server's. In its own process it only shares the machine's cores.
+
+The child connects from 127.0.0.1, starts racing alone in a private room, prints
+``READY`` and then plays its move cycle every PACE seconds until a line arrives on its
+standard input (or it closes). Then it prints one line ``SAMPLES [[t, ms], ...]``: each
+move's send time (``time.monotonic()``, the system-wide monotonic clock, so the parent
+can assign it to the phase it fell in) and its send→ack time in ms; ``LOST`` (-1, no ack
+within ``REPLY_TIMEOUT_S``) and ``REJECTED`` (-2) are codes in place of the time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import time
+
+from bench.attack.harness import LOST, REJECTED, REPLY_TIMEOUT_S, racing_player
+from protocol import messages as m
+
+RESYNC_S = 60.0  # a move with no ack after this much: the run is over for this player
+
+
+async def play(url: str, pace_s: float) -> list[list[float]]:
+    """Play until stdin says stop; the samples (module docstring)."""
+    client, cycle = await racing_player(url, name="honest")
+    print("READY", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_reader(sys.stdin.fileno(), stop.set)
+    samples: list[list[float]] = []
+    seq = 0
+    try:
+        while not stop.is_set():
+            tick = time.monotonic()
+            seq += 1
+            sent = time.perf_counter()
+            await client.send(m.Move(seq=seq, move=cycle[(seq - 1) % 2]))
+            try:
+                reply = await client.expect(m.Accepted | m.Rejected, wait=RESYNC_S)
+            except (TimeoutError, RuntimeError):
+                samples.append([tick, LOST])
+                break  # out of step with the server: stop measuring
+            took = time.perf_counter() - sent
+            if isinstance(reply, m.Rejected):
+                samples.append([tick, REJECTED])
+                seq = reply.expected - 1
+            else:
+                samples.append([tick, LOST if took > REPLY_TIMEOUT_S else took * 1000])
+            client.inbox.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(),
+                                       max(0.0, pace_s - (time.monotonic() - tick)))
+    finally:
+        loop.remove_reader(sys.stdin.fileno())
+        await client.close()
+    return samples
+
+
+def main() -> None:
+    """Entry point (module docstring)."""
+    url, pace = sys.argv[1], float(sys.argv[2])
+    samples = asyncio.run(play(url, pace))
+    print("SAMPLES " + json.dumps(samples), flush=True)
+
+
+if __name__ == "__main__":
+    main()
