@@ -274,3 +274,56 @@ def store_url(request: pytest.FixtureRequest) -> str:
         return ""
     url: str = request.getfixturevalue("redis_url")
     return url
+
+
+# --------------------------------------------------------------------------- hangs
+# pytest-timeout (pyproject.toml's ``timeout``) fails a stuck test with every *thread's*
+# stack; a stuck asyncio test shows only an idle event loop there. So, shortly before
+# that limit, this watchdog prints every pending asyncio *task's* stack: which await
+# never returned. Diagnostics only: it changes nothing about the test.
+TASK_DUMP_BEFORE_TIMEOUT_S = 20.0
+
+
+def _dump_asyncio_tasks(nodeid: str) -> None:
+    import asyncio
+    import sys
+
+    out = sys.__stderr__
+    if out is None:
+        return
+    for _ in range(5):  # the set may change under us (another thread); retry
+        try:
+            tasks = list(asyncio.tasks._all_tasks)
+            break
+        except RuntimeError:
+            continue
+    else:
+        return
+    print(f"\n===== {nodeid}: still running; pending asyncio tasks =====", file=out)
+    for task in tasks:
+        if task.done():
+            continue
+        print(f"--- {task!r}", file=out)
+        with contextlib.suppress(Exception):
+            task.print_stack(file=out)
+    out.flush()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    import threading
+
+    marker = item.get_closest_marker("timeout")
+    limit = float(marker.args[0]) if marker and marker.args else float(
+        item.config.getini("timeout") or 0)
+    watchdog = None
+    if limit > TASK_DUMP_BEFORE_TIMEOUT_S:
+        watchdog = threading.Timer(limit - TASK_DUMP_BEFORE_TIMEOUT_S, _dump_asyncio_tasks,
+                                   (item.nodeid,))
+        watchdog.daemon = True
+        watchdog.start()
+    try:
+        yield
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
