@@ -13,7 +13,7 @@ import asyncio
 import logging
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST
@@ -262,6 +262,22 @@ class Server:
             await room.close()
 
     # ------------------------------------------------------------------ shutdown
+    async def _bounded(self, step: str, work: Coroutine[Any, Any, object]) -> None:
+        """Run one stop step for at most ``STOP_STEP_S``, then go on without it.
+
+        Not ``asyncio.wait_for``: on a timeout that waits until the step has finished
+        cancelling, and a step that swallows the cancellation would hang the stop (and a
+        SIGTERM drain, and a test's teardown) for ever. Here the step is cancelled and
+        left behind; a failure is logged, never raised (the next steps still run)."""
+        task = asyncio.ensure_future(work)
+        done, _ = await asyncio.wait({task}, timeout=STOP_STEP_S)
+        if not done:
+            task.cancel()
+            log.warning("node %s: %s took over %s s; going on", self.node_id, step,
+                        STOP_STEP_S)
+        elif not task.cancelled() and (exc := task.exception()) is not None:
+            log.warning("node %s: %s failed: %r", self.node_id, step, exc)
+
     async def stop(self) -> None:
         """Graceful shutdown (see the module docstring). Safe to call twice."""
         if self.stopping:
@@ -278,17 +294,12 @@ class Server:
                 task.cancel()
         if self._ws is not None:
             self._ws.close()
-            # Bounded: a stop that can hang is a drain that never ends (SIGTERM, tests).
-            try:
-                await asyncio.wait_for(self._ws.wait_closed(), STOP_STEP_S)
-            except TimeoutError:
-                log.warning("node %s: connections still closing after %s s; going on",
-                            self.node_id, STOP_STEP_S)
-        await self.sweeper.stop()
-        await self.verdicts.close()
+            await self._bounded("closing the websockets", self._ws.wait_closed())
+        await self._bounded("stopping the sweeper", self.sweeper.stop())
+        await self._bounded("closing the verdict pool", self.verdicts.close())
         for room in list(self.rooms.values()):
-            await room.close()
+            await self._bounded(f"closing room {room.code}", room.close())
         self.rooms.clear()
-        await self.store.close()
-        await self.metrics.stop()
+        await self._bounded("closing the store", self.store.close())
+        await self._bounded("stopping the metrics probes", self.metrics.stop())
         log.info("node %s stopped", self.node_id)
