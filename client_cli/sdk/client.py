@@ -41,6 +41,12 @@ STORE_PATIENCE_S = 30.0
 # results came without it: the server's solver has at most a second or so per deal
 # (results_solver_s), from the room's creation, so it is nearly always known by then.
 VERDICT_WAIT_S = 3.0
+# resign(): how long to wait for the seat's own "resigned" after each send, and how many
+# sends (a resignation is idempotent on the server: a second one is refused as finished).
+RESIGN_CONFIRM_S = 10.0
+RESIGN_TRIES = 3
+# A seat whose race is over (protocol.md, seat status).
+_SEAT_OVER = frozenset({"won", "stuck", "resigned", "timeout"})
 # ``list_rooms`` reads the server's room list a page at a time (ListRooms.before): it
 # stops at this many rooms (ten pages of the server's default 50) or pages, so one call
 # is a bounded number of requests whatever the server holds.
@@ -236,13 +242,35 @@ class RaceClient(Session):
         await self._request(M.StartNow(), (M.Countdown, M.Started, M.Joined))
 
     async def resign(self) -> None:
-        """Give up the race (the rank then goes by progress). Sent again while the
-        server's store is unavailable; a race already over needs no resignation."""
-        try:
-            await self._through_outages(M.Resign(), (M.Progress, M.Ranking, M.Results))
-        except RaceError as exc:
-            if exc.code not in (Code.FINISHED, Code.NOT_RUNNING, "timeout"):
-                raise
+        """Give up the race (the rank then goes by progress). Returns once the server has
+        marked this seat over (its own ``Progress`` says so) or the race has ended; a race
+        already over needs no resignation. Sent again while the server's store is
+        unavailable (up to ``STORE_PATIENCE_S``) and when no confirmation comes in time
+        (``RESIGN_TRIES`` sends): a resignation lost in a failover would otherwise leave
+        the seat racing, and the room waiting for it. Raises ``RaceError`` (``timeout``)
+        when the server never confirms."""
+
+        def over(room: RoomState) -> bool:
+            me = room.me
+            return room.results is not None or (me is not None and me.status in _SEAT_OVER)
+
+        for _ in range(RESIGN_TRIES):
+            if over(self.room):
+                return
+            try:
+                # Any of these may answer (a rival's move too): the seat's own status,
+                # below, is the confirmation.
+                await self._through_outages(M.Resign(), (M.Progress, M.Ranking, M.Results))
+            except RaceError as exc:
+                if exc.code in (Code.FINISHED, Code.NOT_RUNNING):
+                    return
+                if exc.code != "timeout":
+                    raise
+            with contextlib.suppress(TimeoutError):
+                await self.wait_for(over, RESIGN_CONFIRM_S)
+                return
+        raise RaceError("timeout", f"the server did not confirm the resignation after "
+                                   f"{RESIGN_TRIES} tries", True)
 
     async def leave(self) -> None:
         """Leave the room."""

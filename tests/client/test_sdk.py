@@ -127,6 +127,20 @@ async def test_resumes_after_a_dropped_connection(start_server) -> None:  # type
     await client.close()
 
 
+async def test_resign_returns_once_the_seat_is_resigned(start_server) -> None:  # type: ignore[no-untyped-def]
+    server = await start_server(seed=SEED)
+    one, two = await new_race(server, players=2)
+    board = two.room.my_board
+    assert board is not None
+    await two.move(board.legal_moves()[0])  # a rival's Progress is no confirmation
+    await one.resign()
+    me = one.room.me
+    assert me is not None and me.status == "resigned"
+    await one.resign()  # already over: nothing to send, nothing raised
+    await two.close()
+    await one.close()
+
+
 async def test_a_move_in_flight_across_a_drop_is_played_once(start_server) -> None:  # type: ignore[no-untyped-def]
     server = await start_server(seed=SEED)
     (client,) = await new_race(server)
