@@ -95,7 +95,7 @@ class ServerConfig:
     # event loop nor on the results path; these bound what a flood of rooms can queue.
     verdict_workers: int = 1  # processes (each one a CPU core while it searches)
     verdict_queue: int = 32  # searches waiting or running; beyond it: verdict unknown
-    verdict_per_client: int = 4  # of those, for rooms created by one connection
+    verdict_per_client: int = 4  # of those, for rooms created from one client address
     verdict_max_nodes: int = 50_000  # the search's node budget (about 50 MB)
     hint_budget_s: float = 0.5  # solver time for one hint (hints cost heavy credits)
     # Rooms this node holds (connections in them, or a deadline firing); beyond it a

@@ -104,8 +104,10 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     await server.store.set_deadline(record.code, "lobby",
                                     record.created_ms + server.config.lobby_ttl_s * 1000)
     if winnable is None:  # a random deal: its verdict is searched off the loop meanwhile
+        # Counted per client address: one client opening many connections gets no more
+        # searches than one connection would (loopback without an address: the conn).
         server.verdicts.request(record, settings.variant, dict(settings.options),
-                                client=f"{server.node_id}/{conn.id}")
+                                client=conn.address or f"{server.node_id}/{conn.id}")
     if msg.as_player:
         await _join_player(server, conn, record)
     else:

@@ -10,6 +10,9 @@ from server.store import RoomRecord
 from server.store.memory import MemoryStore
 from server.verdicts import VerdictPool, judge
 
+from .client import TestClient
+from .conftest import ServerFactory
+
 
 def _record(n: int) -> RoomRecord:
     return RoomRecord(code=f"R{n:05d}", settings={}, seed=n, salt="00", commitment="c")
@@ -37,3 +40,28 @@ def test_the_worker_function_gives_the_solvers_verdict() -> None:
     # Fortress seed 6878202754727873932 has no legal move: the solver proves it
     # unwinnable at once (nothing to search), so the verdict is (False, None).
     assert judge("fortress", 6878202754727873932, {}, 1_000, 5.0) == (False, None)
+
+
+async def test_one_address_shares_its_searches_across_connections(
+    server_factory: ServerFactory,
+) -> None:
+    # verdict_per_client=2: three connections from 127.0.0.2 create a room each; the
+    # third room's search is skipped (one client, many connections, no more searches),
+    # while a room from 127.0.0.3 still gets its search.
+    server = await server_factory(verdict_per_client=2, verdict_queue=10,
+                                  rate_burst=100_000, rate_per_s=100_000.0)
+    skipped = server.metrics.verdicts.labels("skipped")
+    clients = [await TestClient.connect(server.url, f"p{i}", source="127.0.0.2")
+               for i in range(3)]
+    other = await TestClient.connect(server.url, "q", source="127.0.0.3")
+    try:
+        for client in clients[:2]:
+            await client.create(variant="fortress")
+        assert skipped._value.get() == 0
+        await clients[2].create(variant="fortress")
+        assert skipped._value.get() == 1
+        await other.create(variant="fortress")
+        assert skipped._value.get() == 1
+    finally:
+        for client in (*clients, other):
+            await client.close()
