@@ -53,10 +53,19 @@ async def test_a_bot_rides_over_a_cluster_failover(
         await person.ready_and_start()
         await person.play(2)
         await person.send(m.Resign())  # the rest of the race is the bot's
-        while True:  # wait until the bot has moved (its progress reaches the person)
+        # Wait until the person's resignation is stored (its own Progress says so) and
+        # the bot has moved. Killing the master with the resignation still in flight
+        # could lose it (store_unavailable), and the race would then wait for the
+        # person's seat instead of ending with the bot's.
+        resigned = bot_moved = False
+        while not (resigned and bot_moved):
             message = await person.recv(wait=30)
             if isinstance(message, m.Progress) and message.seat != person.seat:
-                break
+                bot_moved = True
+            elif isinstance(message, m.Progress) and message.status == "resigned":
+                resigned = True
+            elif isinstance(message, m.Error):
+                raise AssertionError(f"the resignation was refused: {message}")
         slot = _int_reply(cluster.nodes[0].command("CLUSTER", "KEYSLOT", _Keys(code).room))
         owner = next(n for n in cluster.nodes if _owns(n, slot))
         owner.stop()  # SIGKILL the room's master: its replica takes over
