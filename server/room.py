@@ -111,6 +111,23 @@ class Host(Protocol):
     def wake_at(self, at_ms: int) -> None:
         """A deadline of one of its rooms falls due at ``at_ms``: sweep then (any node
         sweeps every deadline anyway; this makes the arming node fire on time)."""
+
+
+class Deferring(Protocol):
+    """A peer that can hold a frame shared by many and write it later (``Connection``
+    can; a peer without ``defer_frame`` is sent the frame at once)."""
+
+    def defer_frame(self, frame: bytes) -> bool:
+        """Hold ``frame`` for ``write_deferred`` (True), or send it at once (False)."""
+
+    def write_deferred(self) -> bool:
+        """Write the held frame; True if written as shared bytes."""
+
+
+# Spectators written per loop callback when a tick goes out (``_share``): between two
+# slices the loop reads the players' frames, so a tick to 1,000 spectators never holds
+# a player's ack for more than one slice's writes.
+TICK_WRITE_SLICE = 128
 OUTBOX_BACKOFF_MIN_S = 0.05  # a refused publish is retried after this, doubling...
 OUTBOX_BACKOFF_MAX_S = 1.0  # ...up to this, until the store answers
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
@@ -189,6 +206,9 @@ class Room(Timed):
         self._tick_due: list[Diff] = []
         self._tick_timer: asyncio.Handle | None = None
         self._tick_last = float("-inf")
+        # Spectators holding the tick's shared frame, to be written slice by slice.
+        self._writes: deque[Deferring] = deque()
+        self._write_handle: asyncio.Handle | None = None
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
@@ -803,6 +823,8 @@ class Room(Timed):
         if self._tick_timer is not None:
             self._tick_timer.cancel()
             self._tick_timer = None
+        if self._writes:  # the last tick is still going out: finish it first
+            self._write_slice(len(self._writes))
         moves, due = self._tick_moves, self._tick_due
         if not moves and not due:
             return
@@ -834,8 +856,8 @@ class Room(Timed):
         expect = {seat: seq - 1 for seat, seq in first.items() if seq > 1}.items()
         firsts = [seat for seat, seq in first.items() if seq == 1]  # none seen: 0 or absent
         moves_now = {p.seat: p.moves for p in progress}
-        shown: bytes | None = None
-        withheld: bytes | None = None
+        shown: list[Peer] = []
+        withheld: list[Peer] = []
         for member in spectators:
             if self.members.get(member.conn) is not member:
                 continue
@@ -853,21 +875,52 @@ class Room(Timed):
                 elif member.boards_hidden:
                     seen_p.update(moves_now)
                     if progress:
-                        if withheld is None:
-                            withheld = encode(Diffs(progress=progress))
-                        member.conn.send_frame(withheld)
+                        withheld.append(member.conn)
                 elif (in_run and expect <= member.diff_seen.items() and not member.filling
                       and not any(member.held.values())
                       and not any(member.diff_seen.get(seat, 0) for seat in firsts)):
                     member.diff_seen.update(last)
                     seen_p.update(moves_now)
-                    if shown is None:
-                        shown = encode(Diffs(diffs=diffs, progress=progress))
-                    member.conn.send_frame(shown)
+                    shown.append(member.conn)
                 else:
                     self._tick_for(member, diffs, progress)
             except Exception:
                 log.exception("room %s: the spectators' tick failed for one", self.code)
+        if withheld:
+            self._share(encode(Diffs(progress=progress)), withheld)
+        if shown:
+            self._share(encode(Diffs(diffs=diffs, progress=progress)), shown)
+
+    def _share(self, frame: bytes, conns: list[Peer]) -> None:
+        """Send ``frame`` to each of ``conns``: deferred by each (framed once for all),
+        then written ``TICK_WRITE_SLICE`` connections per loop callback, the first slice
+        now, so the players' frames are read and acked between slices. A connection's
+        frames keep their order: one sent to it before its slice writes this first."""
+        writes = self._writes
+        for conn in conns:
+            defer = getattr(conn, "defer_frame", None)
+            if defer is None:
+                conn.send_frame(frame)
+            elif defer(frame):
+                writes.append(conn)  # type: ignore[arg-type]  # it has defer_frame
+        self._write_slice()
+
+    def _write_slice(self, count: int = TICK_WRITE_SLICE) -> None:
+        """Write the deferred frames of the next ``count`` spectators; schedule the rest."""
+        if self._write_handle is not None:
+            self._write_handle.cancel()
+            self._write_handle = None
+        writes = self._writes
+        written = 0
+        for _ in range(min(count, len(writes))):
+            try:
+                written += writes.popleft().write_deferred()
+            except Exception:
+                log.exception("room %s: a spectator's write failed", self.code)
+        if written:
+            self.server.metrics.frames_out.inc(written)
+        if writes:
+            self._write_handle = asyncio.get_running_loop().call_soon(self._write_slice)
 
     def _tick_for(self, member: Member, diffs: list[Diff], progress: list[Progress]) -> None:
         """The tick for one spectator not in step: each diff through the per-member
