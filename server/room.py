@@ -798,14 +798,17 @@ class Room(Timed):
         return groups
 
     def _schedule_tick(self) -> None:
-        """Have the tick flushed: at the end of this loop iteration if the last flush is
-        ``spectator_tick_ms`` old (a move after a quiet spell waits for nothing), else
-        when it will be; at once at ``spectator_tick_max`` moves."""
+        """Have the tick flushed: at the end of this loop iteration if the last tick
+        finished going out ``spectator_tick_ms`` ago (a move after a quiet spell waits
+        for nothing), else when it will have; at once at ``spectator_tick_max`` moves.
+        The interval counts from the last tick's last write, not its start, so however
+        long a tick takes to write, the players get the loop for at least as long
+        between two ticks (a busy room's spectators get fewer, fuller frames)."""
         if len(self._tick_moves) + len(self._tick_due) >= self.config.spectator_tick_max:
             self._flush_tick()
             return
-        if self._tick_timer is not None or self.closed:
-            return
+        if self._tick_timer is not None or self.closed or self._writes:
+            return  # the last slice of the tick going out schedules the next (_write_slice)
         loop = asyncio.get_running_loop()
         wait = self._tick_last + self.config.spectator_tick_ms / 1000 - loop.time()
         self._tick_timer = (loop.call_soon(self._flush_tick) if wait <= 0
@@ -820,11 +823,11 @@ class Room(Timed):
         progress alone (one shared frame too); any other one goes through the per-member
         filter (``deliver_diff``) and gets a frame of its own; one still joining has the
         moves buffered with its other events."""
+        if self._writes:  # the last tick is still going out: finish it first
+            self._write_slice(len(self._writes))
         if self._tick_timer is not None:
             self._tick_timer.cancel()
             self._tick_timer = None
-        if self._writes:  # the last tick is still going out: finish it first
-            self._write_slice(len(self._writes))
         moves, due = self._tick_moves, self._tick_due
         if not moves and not due:
             return
@@ -919,8 +922,13 @@ class Room(Timed):
                 log.exception("room %s: a spectator's write failed", self.code)
         if written:
             self.server.metrics.frames_out.inc(written)
+        loop = asyncio.get_running_loop()
         if writes:
-            self._write_handle = asyncio.get_running_loop().call_soon(self._write_slice)
+            self._write_handle = loop.call_soon(self._write_slice)
+            return
+        self._tick_last = loop.time()  # the tick is out: the next one counts from here
+        if self._tick_moves or self._tick_due:
+            self._schedule_tick()
 
     def _tick_for(self, member: Member, diffs: list[Diff], progress: list[Progress]) -> None:
         """The tick for one spectator not in step: each diff through the per-member
