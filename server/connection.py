@@ -127,7 +127,7 @@ class Connection:
         self._unflushed = 0  # bytes framed this tick, written at its end (``_flush``)
         self._unflushed_frames = 0
         self._writer_task: asyncio.Task[None] | None = None
-        self._deferred: tuple[bytes, bytes] | None = None  # (payload, wire frame): defer_frame
+        self._deferred: bytes | None = None  # a payload held for write_deferred
         self._closing: tuple[Code, str] | None = None
         self._stopped = False
         self._credits = Credits(
@@ -206,58 +206,51 @@ class Connection:
         self._start_writer()
 
     def defer_frame(self, frame: bytes) -> bool:
-        """Take ``frame`` (a payload, framed by ``wire_frame``: once for every connection
-        it goes to in a row) to be written by ``write_deferred``, which the caller
-        promises to call soon (the room writes a tick to its spectators in slices).
-        Checked against the bounds now, as ``send_frame`` would; any frame sent before
-        ``write_deferred`` writes it first.
-        Returns False when it was not deferred: sent at once through ``send_frame`` (a
-        frame already deferred or framed this tick, a backlog, an extension such as
-        compression negotiated: the shared bytes would not be right), or refused."""
-        if self._closing is not None or self._stopped:
-            return False
-        ws = self.ws
-        transport = getattr(ws, "transport", None)
-        if (self._deferred is not None or self._unflushed_frames or self._queue
-                or transport is None or ws.protocol.extensions
-                or ws.protocol.state is not State.OPEN
-                or transport.get_write_buffer_size() >= self.DIRECT_WRITE_LIMIT):
+        """Take ``frame`` (a payload) to be written by ``write_deferred``, which the
+        caller promises to call soon (the room writes a tick to its spectators in
+        slices); any frame sent before that writes it first. Returns False when it was
+        not deferred but sent at once through ``send_frame`` (a frame already held) or
+        dropped (the connection is closing). Bounds are checked when it is written."""
+        if self._deferred is not None or self._closing is not None or self._stopped:
             self.send_frame(frame)
             return False
-        wire = wire_frame(frame)
-        if not self._admit(len(wire)):
-            return False
         hook = self.server.frame_hook
-        if hook is not None:
+        if hook is not None:  # tests: see every frame at the moment it is sent or queued
             hook(self, frame)
-        self._deferred = (frame, wire)
+        self._deferred = frame
         return True
 
     def write_deferred(self) -> bool:
-        """Write the deferred frame, if any: its shared bytes straight to the transport
-        when nothing is ahead of it, else through the usual path (framed here, or queued
-        behind a backlog). Returns True if the shared bytes were written."""
-        deferred = self._deferred
-        if deferred is None:
+        """Write the deferred frame, if any. The common case, nothing ahead of it (no
+        backlog, nothing framed this tick, the transport not backed up, no extension
+        such as compression negotiated), writes ``wire_frame``'s bytes straight to the
+        transport: framed once for every connection it goes to. Otherwise it takes the
+        usual path (framed here, or queued behind the backlog; past the bounds the
+        client is closed as a slow consumer). Returns True if the shared bytes went."""
+        frame = self._deferred
+        if frame is None:
             return False
         self._deferred = None
         if self._closing is not None or self._stopped:
             return False
-        frame, wire = deferred
         ws = self.ws
-        transport = getattr(ws, "transport", None)
-        if (transport is None or self._queue or self._unflushed_frames
-                or ws.protocol.state is not State.OPEN or ws.send_in_progress is not None
-                or transport.get_write_buffer_size() >= self.DIRECT_WRITE_LIMIT):
-            if self._admit(len(frame)):
-                self._emit(frame)
-            return False
-        try:
-            transport.write(wire)
-        except Exception:  # the transport is closing under us: the reader sees it
-            log.debug("connection %s: shared write failed", self.id, exc_info=True)
-            return False
-        return True
+        protocol = ws.protocol
+        if (not self._queue and not self._unflushed_frames and ws.send_in_progress is None
+                and not protocol.extensions and protocol.state is State.OPEN):
+            transport = ws.transport
+            wire = wire_frame(frame)
+            buffered = transport.get_write_buffer_size()
+            if (buffered < self.DIRECT_WRITE_LIMIT
+                    and buffered + len(wire) <= self.config.max_outbound_bytes):
+                try:
+                    transport.write(wire)
+                except Exception:  # the transport is closing under us: the reader sees it
+                    log.debug("connection %s: shared write failed", self.id, exc_info=True)
+                    return False
+                return True
+        if self._admit(len(frame)):
+            self._emit(frame)
+        return False
 
     def _flush(self) -> None:
         """Write the frames framed in this tick (one ``writelines``: one system call)."""
@@ -283,7 +276,7 @@ class Connection:
         the transport's write buffer (``ServerConfig.max_outbound_bytes`` caps the sum)."""
         transport = getattr(self.ws, "transport", None)
         buffered = 0 if transport is None else int(transport.get_write_buffer_size())
-        deferred = 0 if self._deferred is None else len(self._deferred[1])
+        deferred = 0 if self._deferred is None else len(self._deferred)
         return self._queued_bytes + self._unflushed + buffered + deferred
 
     def close_with(self, code: Code, message: str) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import operator
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -207,7 +208,7 @@ class Room(Timed):
         self._tick_timer: asyncio.Handle | None = None
         self._tick_last = float("-inf")
         # Spectators holding the tick's shared frame, to be written slice by slice.
-        self._writes: deque[Deferring] = deque()
+        self._writes: deque[Any] = deque()  # ``Deferring`` peers
         self._write_handle: asyncio.Handle | None = None
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
@@ -855,14 +856,21 @@ class Room(Timed):
                 in_run = False
             last[diff.seat] = diff.seq
         # in step: each seat's last diff right before the tick's first (a dict-items
-        # subset test runs in C: this loop is per spectator, per tick)
+        # subset test runs in C; so do the map()s below: this loop is per spectator,
+        # per tick)
         expect = {seat: seq - 1 for seat, seq in first.items() if seq > 1}.items()
         firsts = [seat for seat, seq in first.items() if seq == 1]  # none seen: 0 or absent
+        zeros = [0] * len(firsts)
         moves_now = {p.seat: p.moves for p in progress}
-        shown: list[Peer] = []
-        withheld: list[Peer] = []
+        seats_now, counts_now = list(moves_now), list(moves_now.values())
+        unseen = [-1] * len(seats_now)
+        shown: bytes | None = None
+        withheld: bytes | None = None
+        writes = self._writes
+        members = self.members
         for member in spectators:
-            if self.members.get(member.conn) is not member:
+            conn = member.conn
+            if members.get(conn) is not member:
                 continue
             try:
                 if member.pending is not None:
@@ -873,43 +881,56 @@ class Room(Timed):
                             self._hold_pending(member, diff)
                     continue
                 seen_p = member.progress_seen
-                if any(seen_p.get(seat, -1) >= moves for seat, moves in moves_now.items()):
+                seen_d = member.diff_seen
+                # ahead: it already has a seat's progress as of this tick (from the log)
+                if any(map(operator.ge, map(seen_p.get, seats_now, unseen), counts_now)):
                     self._tick_for(member, diffs, progress)
-                elif member.boards_hidden:
+                    continue
+                if member.boards_hidden:
                     seen_p.update(moves_now)
-                    if progress:
-                        withheld.append(member.conn)
-                elif (in_run and expect <= member.diff_seen.items() and not member.filling
+                    if not progress:
+                        continue
+                    if withheld is None:
+                        withheld = encode(Diffs(progress=progress))
+                    frame = withheld
+                elif (in_run and expect <= seen_d.items() and not member.filling
                       and not any(member.held.values())
-                      and not any(member.diff_seen.get(seat, 0) for seat in firsts)):
-                    member.diff_seen.update(last)
+                      and not any(map(seen_d.get, firsts, zeros))):
+                    seen_d.update(last)
                     seen_p.update(moves_now)
-                    shown.append(member.conn)
+                    if shown is None:
+                        shown = encode(Diffs(diffs=diffs, progress=progress))
+                    frame = shown
                 else:
                     self._tick_for(member, diffs, progress)
+                    continue
+                # held by the connection, written slice by slice (``_write_slice``)
+                defer = getattr(conn, "defer_frame", None)
+                if defer is None:
+                    conn.send_frame(frame)
+                elif defer(frame):
+                    writes.append(conn)
             except Exception:
                 log.exception("room %s: the spectators' tick failed for one", self.code)
-        if withheld:
-            self._share(encode(Diffs(progress=progress)), withheld)
-        if shown:
-            self._share(encode(Diffs(diffs=diffs, progress=progress)), shown)
-
-    def _share(self, frame: bytes, conns: list[Peer]) -> None:
-        """Send ``frame`` to each of ``conns``: deferred by each (framed once for all),
-        then written ``TICK_WRITE_SLICE`` connections per loop callback, the first slice
-        now, so the players' frames are read and acked between slices. A connection's
-        frames keep their order: one sent to it before its slice writes this first."""
-        writes = self._writes
-        for conn in conns:
-            defer = getattr(conn, "defer_frame", None)
-            if defer is None:
-                conn.send_frame(frame)
-            elif defer(frame):
-                writes.append(conn)  # type: ignore[arg-type]  # it has defer_frame
         self._write_slice()
 
+    def _tick_for(self, member: Member, diffs: list[Diff], progress: list[Progress]) -> None:
+        """The tick for one spectator not in step: each diff through the per-member
+        filter, each progress newer than what it has, in one ``Diffs`` of its own."""
+        out: list[Diff] = []
+        for diff in diffs:
+            self.deliver_diff(member, diff, out)
+        kept = [p for p in progress if p.moves > member.progress_seen.get(p.seat, -1)]
+        for p in kept:
+            member.progress_seen[p.seat] = p.moves
+        if out or kept:
+            member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
+
     def _write_slice(self, count: int = TICK_WRITE_SLICE) -> None:
-        """Write the deferred frames of the next ``count`` spectators; schedule the rest."""
+        """Write the frames the next ``count`` spectators hold for the tick (framed once
+        for all: ``Connection.write_deferred``) and schedule the rest for the next loop
+        iteration, so the players' frames are read and acked between two slices. Once
+        the tick is out, the next one is due ``spectator_tick_ms`` later."""
         if self._write_handle is not None:
             self._write_handle.cancel()
             self._write_handle = None
@@ -929,18 +950,6 @@ class Room(Timed):
         self._tick_last = loop.time()  # the tick is out: the next one counts from here
         if self._tick_moves or self._tick_due:
             self._schedule_tick()
-
-    def _tick_for(self, member: Member, diffs: list[Diff], progress: list[Progress]) -> None:
-        """The tick for one spectator not in step: each diff through the per-member
-        filter, each progress newer than what it has, in one ``Diffs`` of its own."""
-        out: list[Diff] = []
-        for diff in diffs:
-            self.deliver_diff(member, diff, out)
-        kept = [p for p in progress if p.moves > member.progress_seen.get(p.seat, -1)]
-        for p in kept:
-            member.progress_seen[p.seat] = p.moves
-        if out or kept:
-            member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
 
     def _drop_delay_buffer(self) -> None:
         """Forget the spectator delay buffer (no spectator left, a new round, closing)."""

@@ -122,7 +122,7 @@ async def test_a_deferred_frame_goes_out_as_shared_bytes_when_its_slice_comes() 
     conn, ws = _connection()
     a = _payload(3)
     assert conn.defer_frame(a)
-    assert conn.outbound_bytes() == len(wire_frame(a))  # counted while held
+    assert conn.outbound_bytes() == len(a)  # counted while held
     assert conn.write_deferred()
     assert [f.data for f in _parsed(ws.transport.data)] == [a]
     assert decode_server(_parsed(ws.transport.data)[0].data) == Pong(server_ms=3, nonce=3)
@@ -152,7 +152,8 @@ async def test_a_close_writes_the_deferred_frame_first() -> None:
 async def test_a_frame_past_the_bounds_closes_a_slow_consumer_instead() -> None:
     conn, ws = _connection(max_outbound_bytes=10_000)
     ws.transport.buffered = 9_990  # under the direct-write limit, near the byte bound
-    assert not conn.defer_frame(_payload(7))
+    assert conn.defer_frame(_payload(7))  # the bounds are checked when it is written
+    assert not conn.write_deferred()
     assert conn._closing is not None and conn._closing[0] is Code.SLOW_CONSUMER
     assert ws.transport.data == b""
     if conn._writer_task is not None:
@@ -163,7 +164,8 @@ async def test_a_backed_up_connection_queues_the_frame_behind_its_backlog() -> N
     conn, ws = _connection()
     ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
     a = _payload(8)
-    assert not conn.defer_frame(a)
+    assert conn.defer_frame(a)
+    assert not conn.write_deferred()
     assert list(conn._queue) == [a] and ws.transport.data == b""
     writer = conn._writer_task
     assert writer is not None
@@ -188,8 +190,12 @@ async def test_a_connection_with_an_extension_is_sent_its_own_frame() -> None:
     conn, ws = _connection()
     ws.protocol.extensions = [PerMessageDeflate(False, False, 15, 15)]
     a = _payload(10)
-    assert not conn.defer_frame(a)
+    assert conn.defer_frame(a)
+    assert not conn.write_deferred()
     assert conn._deferred is None and conn._unflushed_frames == 1  # framed by websockets
+    conn._flush()
+    data = bytes(ws.transport.data)
+    assert data[0] & 0x40 and data != wire_frame(a)  # RSV1: compressed, for it alone
 
 
 class DeferringPeer(BatchedPeer):
