@@ -56,6 +56,31 @@ _WS_CLOSE = {
 }
 
 
+_last_wire: tuple[bytes, bytes] | None = None  # (payload, its frame): ``wire_frame``
+
+
+def wire_frame(payload: bytes) -> bytes:
+    """``payload`` as one complete websocket binary frame as a server sends it (RFC 6455
+    5.2: FIN and the binary opcode, unmasked, no extension; the tests check it against
+    websockets' own framing): the same bytes for every connection that negotiated no
+    extension. The last payload's frame is kept (by identity), so a payload going to
+    many connections in a row (a tick, a rival's ``Progress``) is framed once."""
+    global _last_wire
+    last = _last_wire
+    if last is not None and last[0] is payload:
+        return last[1]
+    size = len(payload)
+    if size < 126:
+        head = bytes((0x82, size))
+    elif size < 65536:
+        head = b"\x82\x7e" + size.to_bytes(2, "big")
+    else:
+        head = b"\x82\x7f" + size.to_bytes(8, "big")
+    wire = head + payload
+    _last_wire = (payload, wire)
+    return wire
+
+
 class Server(lobby.Server, Protocol):
     """The node as a connection sees it (``app.Server`` is one)."""
 
@@ -72,13 +97,18 @@ class Connection:
     transport holds ``DIRECT_WRITE_LIMIT`` bytes, frames wait in a bounded queue drained
     by a writer task that exists only while there is a backlog (or a close to send).
     The idle and hello deadlines are one timer per connection, re-armed only when it
-    fires (not one ``asyncio.timeout`` per frame)."""
+    fires (not one ``asyncio.timeout`` per frame).
+
+    A frame going to many connections (the spectators' tick) can be *deferred*
+    (``defer_frame``): framed once for all of them (``wire_frame``), held here, and
+    written later with ``write_deferred``; anything sent to this connection meanwhile
+    writes it first, so the connection's frames keep their order."""
 
     __slots__ = (
-        "_closing", "_credits", "_idle_timer", "_last_in", "_queue", "_queued_bytes",
-        "_stopped", "_unflushed", "_unflushed_frames", "_writer_task", "address", "batched",
-        "bot", "config", "hello_done", "id", "legal_moves", "member", "name", "room", "rooms_used",
-        "server", "ws",
+        "_closing", "_credits", "_deferred", "_idle_timer", "_last_in", "_queue",
+        "_queued_bytes", "_stopped", "_unflushed", "_unflushed_frames", "_wires", "_writer_task",
+        "address", "batched", "bot", "config", "hello_done", "id", "legal_moves", "member",
+        "name", "room", "rooms_used", "server", "ws",
     )
 
     # Bytes in the transport's buffer below which a frame is written at once (asyncio's
@@ -103,7 +133,9 @@ class Connection:
         self._queued_bytes = 0  # sum of len() over _queue
         self._unflushed = 0  # bytes framed this tick, written at its end (``_flush``)
         self._unflushed_frames = 0
+        self._wires: list[bytes] | None = None  # this tick's frames, framed (``_emit``)
         self._writer_task: asyncio.Task[None] | None = None
+        self._deferred: bytes | None = None  # a payload held for write_deferred
         self._closing: tuple[Code, str] | None = None
         self._stopped = False
         self._credits = Credits(
@@ -122,39 +154,64 @@ class Connection:
     def send_frame(self, frame: bytes) -> None:
         """Send an encoded frame: written to the transport at once unless it is backed
         up, else queued; a client whose backlog passes ``outbound_queue`` frames or
-        ``max_outbound_bytes`` is closed (slow_consumer)."""
+        ``max_outbound_bytes`` is closed (slow_consumer). A deferred frame
+        (``defer_frame``) goes first."""
         if self._closing is not None or self._stopped:
             return
-        ws = self.ws
-        transport = getattr(ws, "transport", None)
-        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
-        if (len(self._queue) >= self.config.outbound_queue
-                or self._queued_bytes + self._unflushed + buffered + len(frame)
-                > self.config.max_outbound_bytes):
-            self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
-            self._queued_bytes = 0
-            self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
-            cut_off = getattr(ws, "cut_off", None)  # server.guard: 1008, then abort
-            if cut_off is not None:  # our writer may be blocked on a peer that never reads:
-                # if Closing has not gone out by then, fail the websocket under it
-                asyncio.get_running_loop().call_later(
-                    self.config.shutdown_grace_s, cut_off, Code.SLOW_CONSUMER)
+        if self._deferred is not None:
+            self.write_deferred()
+        if not self._admit(len(frame)):
             return
         hook = self.server.frame_hook
         if hook is not None:  # tests: see every frame at the moment it is sent or queued
             hook(self, frame)
+        self._emit(frame)
+
+    def _admit(self, size: int) -> bool:
+        """False (and the client closed as a slow consumer) if ``size`` more bytes would
+        pass the connection's bounds (``outbound_queue``, ``max_outbound_bytes``)."""
+        ws = self.ws
+        transport = getattr(ws, "transport", None)
+        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
+        if (len(self._queue) < self.config.outbound_queue
+                and self._queued_bytes + self._unflushed + buffered + size
+                <= self.config.max_outbound_bytes):
+            return True
+        self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
+        self._queued_bytes = 0
+        self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
+        cut_off = getattr(ws, "cut_off", None)  # server.guard: 1008, then abort
+        if cut_off is not None:  # our writer may be blocked on a peer that never reads:
+            # if Closing has not gone out by then, fail the websocket under it
+            asyncio.get_running_loop().call_later(
+                self.config.shutdown_grace_s, cut_off, Code.SLOW_CONSUMER)
+        return False
+
+    def _emit(self, frame: bytes) -> None:
+        """Frame and write ``frame`` (admitted) now, or queue it behind the backlog."""
+        ws = self.ws
         if ws.protocol.state is not State.OPEN:
             return  # closing or closed: nothing more reaches this client
+        transport = getattr(ws, "transport", None)
+        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
         if not self._queue and buffered < self.DIRECT_WRITE_LIMIT and ws.send_in_progress is None:
             # What websockets.broadcast does for one connection — frame it, write it —
             # except that the write waits for the end of this loop tick, so the frames
             # a tick makes for one client (a pipelining player's acks, a rival's
-            # Progress and Ranking) leave in one system call.
-            try:
-                ws.protocol.send_binary(frame)
-            except Exception:  # the connection is closing under us: the reader sees it
-                log.debug("connection %s: direct write failed", self.id, exc_info=True)
-                return
+            # Progress and Ranking) leave in one system call. Framed by ``wire_frame``
+            # (a frame going to many, a rival's Progress, is framed once), unless an
+            # extension (compression) makes the frame this connection's own.
+            if ws.protocol.extensions:
+                try:
+                    ws.protocol.send_binary(frame)
+                except Exception:  # the connection is closing under us: the reader sees it
+                    log.debug("connection %s: direct write failed", self.id, exc_info=True)
+                    return
+            else:
+                wires = self._wires
+                if wires is None:
+                    wires = self._wires = []
+                wires.append(wire_frame(frame))
             self._unflushed += len(frame)
             self._unflushed_frames += 1
             if self._unflushed_frames == 1:
@@ -164,11 +221,65 @@ class Connection:
         self._queued_bytes += len(frame)
         self._start_writer()
 
+    def defer_frame(self, frame: bytes) -> bool:
+        """Take ``frame`` (a payload) to be written by ``write_deferred``, which the
+        caller promises to call soon (the room writes a tick to its spectators in
+        slices); any frame sent before that writes it first. Returns False when it was
+        not deferred but sent at once through ``send_frame`` (a frame already held) or
+        dropped (the connection is closing). Bounds are checked when it is written."""
+        if self._deferred is not None or self._closing is not None or self._stopped:
+            self.send_frame(frame)
+            return False
+        hook = self.server.frame_hook
+        if hook is not None:  # tests: see every frame at the moment it is sent or queued
+            hook(self, frame)
+        self._deferred = frame
+        return True
+
+    def write_deferred(self) -> bool:
+        """Write the deferred frame, if any. The common case, nothing ahead of it (no
+        backlog, nothing framed this tick, the transport not backed up, no extension
+        such as compression negotiated), writes ``wire_frame``'s bytes straight to the
+        transport: framed once for every connection it goes to. Otherwise it takes the
+        usual path (framed here, or queued behind the backlog; past the bounds the
+        client is closed as a slow consumer). Returns True if the shared bytes went."""
+        frame = self._deferred
+        if frame is None:
+            return False
+        self._deferred = None
+        if self._closing is not None or self._stopped:
+            return False
+        ws = self.ws
+        protocol = ws.protocol
+        if (not self._queue and not self._unflushed_frames and ws.send_in_progress is None
+                and not protocol.extensions and protocol.state is State.OPEN):
+            transport = ws.transport
+            wire = wire_frame(frame)
+            buffered = transport.get_write_buffer_size()
+            if (buffered < self.DIRECT_WRITE_LIMIT
+                    and buffered + len(wire) <= self.config.max_outbound_bytes):
+                try:
+                    transport.write(wire)
+                except Exception:  # the transport is closing under us: the reader sees it
+                    log.debug("connection %s: shared write failed", self.id, exc_info=True)
+                    return False
+                return True
+        if self._admit(len(frame)):
+            self._emit(frame)
+        return False
+
     def _flush(self) -> None:
         """Write the frames framed in this tick (one ``writelines``: one system call)."""
         frames, self._unflushed_frames, self._unflushed = self._unflushed_frames, 0, 0
+        wires, self._wires = self._wires, None
         ws = self.ws
         try:
+            if wires:
+                if ws.protocol.state is not State.OPEN:
+                    return  # websockets sent a close meanwhile: no data frame after it
+                ws.transport.writelines(wires)
+                self.server.metrics.frames_out.inc(frames)
+                return
             data = ws.protocol.data_to_send()  # empty if websockets wrote them meanwhile
             if data and all(data):
                 ws.transport.writelines(data)
@@ -184,16 +295,21 @@ class Connection:
         self.server.metrics.frames_out.inc(frames)
 
     def outbound_bytes(self) -> int:
-        """Bytes queued for this client and not yet sent: our queue plus the transport's
-        write buffer (``ServerConfig.max_outbound_bytes`` caps the sum)."""
+        """Bytes queued for this client and not yet sent: our queue, a deferred frame and
+        the transport's write buffer (``ServerConfig.max_outbound_bytes`` caps the sum)."""
         transport = getattr(self.ws, "transport", None)
         buffered = 0 if transport is None else int(transport.get_write_buffer_size())
-        return self._queued_bytes + self._unflushed + buffered
+        deferred = 0 if self._deferred is None else len(self._deferred)
+        return self._queued_bytes + self._unflushed + buffered + deferred
 
     def close_with(self, code: Code, message: str) -> None:
         """Send what is queued, then ``Closing`` with ``code``, then close the socket."""
         if self._closing is not None or self._stopped:
             return
+        if self._deferred is not None:  # it was sent before the close: it goes first
+            self.write_deferred()
+            if self._closing is not None:  # that write found it over its bounds
+                return
         self._closing = (code, message)
         self._start_writer()
 
@@ -210,6 +326,8 @@ class Connection:
         """Drain the backlog (waiting for the transport), then send the close if one was
         asked; exit once there is nothing left to do (frames go direct again)."""
         try:
+            if self._unflushed_frames:  # frames of this tick go before the backlog
+                self._flush()
             while self._queue:
                 frame = self._queue.popleft()
                 self._queued_bytes -= len(frame)

@@ -21,7 +21,8 @@ whole log; the seat's holder stores the checkpoints (``checkpoint``, after each 
 Spectators of a delayed room share one buffer of diffs waiting for their time
 (``delay_buffer_max``, kept only while a spectator is here) and one timer. Spectators
 whose hello set ``ds`` get the moves as one ``Diffs`` frame per tick of the room, encoded
-once for all those in step (``_flush_tick``); players get each move at once.
+and framed once for all those in step and written in slices between the players' reads
+(``_flush_tick``); players get each move at once.
 docs/SERVER.md, "Snapshots" and
 "Buffers".
 """
@@ -31,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import operator
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -111,6 +113,23 @@ class Host(Protocol):
     def wake_at(self, at_ms: int) -> None:
         """A deadline of one of its rooms falls due at ``at_ms``: sweep then (any node
         sweeps every deadline anyway; this makes the arming node fire on time)."""
+
+
+class Deferring(Protocol):
+    """A peer that can hold a frame shared by many and write it later (``Connection``
+    can; a peer without ``defer_frame`` is sent the frame at once)."""
+
+    def defer_frame(self, frame: bytes) -> bool:
+        """Hold ``frame`` for ``write_deferred`` (True), or send it at once (False)."""
+
+    def write_deferred(self) -> bool:
+        """Write the held frame; True if written as shared bytes."""
+
+
+# Spectators written per loop callback when a tick goes out (``_write_slice``): between
+# two slices the loop reads the players' frames, so a tick to 1,000 spectators never
+# holds a player's ack for more than one slice's writes (~1 ms on the bench machine).
+TICK_WRITE_SLICE = 128
 OUTBOX_BACKOFF_MIN_S = 0.05  # a refused publish is retried after this, doubling...
 OUTBOX_BACKOFF_MAX_S = 1.0  # ...up to this, until the store answers
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
@@ -189,6 +208,9 @@ class Room(Timed):
         self._tick_due: list[Diff] = []
         self._tick_timer: asyncio.Handle | None = None
         self._tick_last = float("-inf")
+        # Spectators holding the tick's shared frame, to be written slice by slice.
+        self._writes: deque[Any] = deque()  # ``Deferring`` peers
+        self._write_handle: asyncio.Handle | None = None
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
@@ -778,14 +800,17 @@ class Room(Timed):
         return groups
 
     def _schedule_tick(self) -> None:
-        """Have the tick flushed: at the end of this loop iteration if the last flush is
-        ``spectator_tick_ms`` old (a move after a quiet spell waits for nothing), else
-        when it will be; at once at ``spectator_tick_max`` moves."""
+        """Have the tick flushed: at the end of this loop iteration if the last tick
+        finished going out ``spectator_tick_ms`` ago (a move after a quiet spell waits
+        for nothing), else when it will have; at once at ``spectator_tick_max`` moves.
+        The interval counts from the last tick's last write, not its start, so however
+        long a tick takes to write, the players get the loop for at least as long
+        between two ticks (a busy room's spectators get fewer, fuller frames)."""
         if len(self._tick_moves) + len(self._tick_due) >= self.config.spectator_tick_max:
             self._flush_tick()
             return
-        if self._tick_timer is not None or self.closed:
-            return
+        if self._tick_timer is not None or self.closed or self._writes:
+            return  # the last slice of the tick going out schedules the next (_write_slice)
         loop = asyncio.get_running_loop()
         wait = self._tick_last + self.config.spectator_tick_ms / 1000 - loop.time()
         self._tick_timer = (loop.call_soon(self._flush_tick) if wait <= 0
@@ -799,7 +824,12 @@ class Room(Timed):
         just before the tick's first); a spectator whose boards are withheld gets the
         progress alone (one shared frame too); any other one goes through the per-member
         filter (``deliver_diff``) and gets a frame of its own; one still joining has the
-        moves buffered with its other events."""
+        moves buffered with its other events. A shared frame is held by each connection
+        (``defer_frame``) and written ``TICK_WRITE_SLICE`` connections per loop callback
+        (``_write_slice``), the first slice now; a tick still going out when the next
+        is flushed is finished first."""
+        if self._writes:  # the last tick is still going out: finish it first
+            self._write_slice(len(self._writes))
         if self._tick_timer is not None:
             self._tick_timer.cancel()
             self._tick_timer = None
@@ -830,14 +860,21 @@ class Room(Timed):
                 in_run = False
             last[diff.seat] = diff.seq
         # in step: each seat's last diff right before the tick's first (a dict-items
-        # subset test runs in C: this loop is per spectator, per tick)
+        # subset test runs in C; so do the map()s below: this loop is per spectator,
+        # per tick)
         expect = {seat: seq - 1 for seat, seq in first.items() if seq > 1}.items()
         firsts = [seat for seat, seq in first.items() if seq == 1]  # none seen: 0 or absent
+        zeros = [0] * len(firsts)
         moves_now = {p.seat: p.moves for p in progress}
+        seats_now, counts_now = list(moves_now), list(moves_now.values())
+        unseen = [-1] * len(seats_now)
         shown: bytes | None = None
         withheld: bytes | None = None
+        writes = self._writes
+        members = self.members
         for member in spectators:
-            if self.members.get(member.conn) is not member:
+            conn = member.conn
+            if members.get(conn) is not member:
                 continue
             try:
                 if member.pending is not None:
@@ -848,26 +885,38 @@ class Room(Timed):
                             self._hold_pending(member, diff)
                     continue
                 seen_p = member.progress_seen
-                if any(seen_p.get(seat, -1) >= moves for seat, moves in moves_now.items()):
+                seen_d = member.diff_seen
+                # ahead: it already has a seat's progress as of this tick (from the log)
+                if any(map(operator.ge, map(seen_p.get, seats_now, unseen), counts_now)):
                     self._tick_for(member, diffs, progress)
-                elif member.boards_hidden:
+                    continue
+                if member.boards_hidden:
                     seen_p.update(moves_now)
-                    if progress:
-                        if withheld is None:
-                            withheld = encode(Diffs(progress=progress))
-                        member.conn.send_frame(withheld)
-                elif (in_run and expect <= member.diff_seen.items() and not member.filling
+                    if not progress:
+                        continue
+                    if withheld is None:
+                        withheld = encode(Diffs(progress=progress))
+                    frame = withheld
+                elif (in_run and expect <= seen_d.items() and not member.filling
                       and not any(member.held.values())
-                      and not any(member.diff_seen.get(seat, 0) for seat in firsts)):
-                    member.diff_seen.update(last)
+                      and not any(map(seen_d.get, firsts, zeros))):
+                    seen_d.update(last)
                     seen_p.update(moves_now)
                     if shown is None:
                         shown = encode(Diffs(diffs=diffs, progress=progress))
-                    member.conn.send_frame(shown)
+                    frame = shown
                 else:
                     self._tick_for(member, diffs, progress)
+                    continue
+                # held by the connection, written slice by slice (``_write_slice``)
+                defer = getattr(conn, "defer_frame", None)
+                if defer is None:
+                    conn.send_frame(frame)
+                elif defer(frame):
+                    writes.append(conn)
             except Exception:
                 log.exception("room %s: the spectators' tick failed for one", self.code)
+        self._write_slice()
 
     def _tick_for(self, member: Member, diffs: list[Diff], progress: list[Progress]) -> None:
         """The tick for one spectator not in step: each diff through the per-member
@@ -880,6 +929,31 @@ class Room(Timed):
             member.progress_seen[p.seat] = p.moves
         if out or kept:
             member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
+
+    def _write_slice(self, count: int = TICK_WRITE_SLICE) -> None:
+        """Write the frames the next ``count`` spectators hold for the tick (framed once
+        for all: ``Connection.write_deferred``) and schedule the rest for the next loop
+        iteration, so the players' frames are read and acked between two slices. Once
+        the tick is out, the next one is due ``spectator_tick_ms`` later."""
+        if self._write_handle is not None:
+            self._write_handle.cancel()
+            self._write_handle = None
+        writes = self._writes
+        written = 0
+        for _ in range(min(count, len(writes))):
+            try:
+                written += writes.popleft().write_deferred()
+            except Exception:
+                log.exception("room %s: a spectator's write failed", self.code)
+        if written:
+            self.server.metrics.frames_out.inc(written)
+        loop = asyncio.get_running_loop()
+        if writes:
+            self._write_handle = loop.call_soon(self._write_slice)
+            return
+        self._tick_last = loop.time()  # the tick is out: the next one counts from here
+        if self._tick_moves or self._tick_due:
+            self._schedule_tick()
 
     def _drop_delay_buffer(self) -> None:
         """Forget the spectator delay buffer (no spectator left, a new round, closing)."""

@@ -1,0 +1,329 @@
+"""The spectators' tick framed once and written to every transport as the same bytes
+(``Connection.defer_frame``/``write_deferred``, ``Room._share``): the bytes are the
+frame a websockets client parses (checked by websockets' own client protocol, not by
+our framing code), a connection's frames stay in order, the bounds still close a slow
+consumer, a backed-up or compressed connection takes the usual path, and a room writes
+a tick ``TICK_WRITE_SLICE`` spectators per loop callback."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+from websockets.extensions.permessage_deflate import PerMessageDeflate
+from websockets.frames import Frame, Opcode
+from websockets.protocol import State
+from websockets.server import ServerProtocol
+from websockets.streams import StreamReader
+
+from protocol import Code, decode_server, encode
+from protocol.messages import Diffs, Pong
+from server import events as ev
+from server.config import ServerConfig
+from server.connection import Connection, wire_frame
+from server.metrics import Metrics
+from server.room import TICK_WRITE_SLICE, Member
+
+from .test_buffers import START_MS, BatchedPeer, _room
+
+
+class Transport:
+    """A transport that keeps what is written; ``buffered`` is its write buffer."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.buffered = 0
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def writelines(self, chunks: list[bytes]) -> None:
+        for chunk in chunks:
+            self.data += chunk
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+    def can_write_eof(self) -> bool:
+        return False
+
+
+class Ws:
+    """The parts of a websockets ``ServerConnection`` a ``Connection`` uses, over a real
+    websockets server protocol (which frames what goes through it)."""
+
+    def __init__(self) -> None:
+        self.protocol = ServerProtocol()
+        self.protocol.state = State.OPEN
+        self.transport = Transport()
+        self.send_in_progress = None
+        self.sent: list[bytes] = []  # what the writer task sent (the queued path)
+
+    async def send(self, frame: bytes) -> None:
+        self.sent.append(frame)
+
+    async def close(self, code: int, reason: str) -> None:
+        self.protocol.state = State.CLOSED
+
+
+def _connection(**config: Any) -> tuple[Connection, Ws]:
+    ws = Ws()
+    server = SimpleNamespace(config=ServerConfig(**config), metrics=Metrics(), frame_hook=None)
+    return Connection(server, ws), ws  # type: ignore[arg-type]
+
+
+def _parsed(data: bytes) -> list[Frame]:
+    """The frames a websockets client reads from ``data`` (its own frame parser, as a
+    client reads a server's unmasked frames); all of ``data`` must be whole frames."""
+    reader = StreamReader()
+    reader.feed_data(bytes(data))
+    reader.feed_eof()
+    frames = []
+    while reader.buffer:
+        parser = Frame.parse(reader.read_exact, mask=False)
+        try:
+            next(parser)
+        except StopIteration as done:
+            frames.append(done.value)
+        else:  # pragma: no cover - it wanted more bytes: a partial frame
+            raise AssertionError("a partial frame")
+    return frames
+
+
+def _payload(n: int) -> bytes:
+    return encode(Pong(server_ms=n, nonce=n))
+
+
+def test_the_shared_bytes_are_the_frame_websockets_makes_for_one_connection() -> None:
+    for size in (10, 125, 126, 4000, 70_000):  # each length encoding of the header
+        payload = bytes(range(256)) * (size // 256) + bytes(size % 256)
+        framed = ServerProtocol()
+        framed.state = State.OPEN
+        framed.send_binary(payload)
+        assert wire_frame(payload) == b"".join(framed.data_to_send())
+        [frame] = _parsed(wire_frame(payload))
+        assert (frame.opcode, frame.fin, frame.data) == (Opcode.BINARY, True, payload)
+
+
+async def test_a_deferred_frame_is_written_before_anything_sent_after_it() -> None:
+    conn, ws = _connection()
+    a, b = _payload(1), _payload(2)
+    assert conn.defer_frame(a)
+    assert ws.transport.data == b""  # held until its slice
+    conn.send_frame(b)
+    conn._flush()  # the end of the loop tick (call_soon)
+    assert [f.data for f in _parsed(ws.transport.data)] == [a, b]
+    assert not conn.write_deferred()  # already written: nothing twice
+    assert [f.data for f in _parsed(ws.transport.data)] == [a, b]
+
+
+async def test_a_deferred_frame_goes_out_as_shared_bytes_when_its_slice_comes() -> None:
+    conn, ws = _connection()
+    a = _payload(3)
+    assert conn.defer_frame(a)
+    assert conn.outbound_bytes() == len(a)  # counted while held
+    assert conn.write_deferred()
+    assert [f.data for f in _parsed(ws.transport.data)] == [a]
+    assert decode_server(_parsed(ws.transport.data)[0].data) == Pong(server_ms=3, nonce=3)
+
+
+async def test_a_second_frame_for_a_connection_still_holding_one_is_not_reordered() -> None:
+    conn, ws = _connection()
+    a, b = _payload(4), _payload(5)
+    assert conn.defer_frame(a)
+    assert not conn.defer_frame(b)  # sent the usual way, after the held one
+    conn._flush()
+    assert [f.data for f in _parsed(ws.transport.data)] == [a, b]
+
+
+async def test_a_close_writes_the_deferred_frame_first() -> None:
+    conn, ws = _connection()
+    a = _payload(6)
+    assert conn.defer_frame(a)
+    conn.close_with(Code.SHUTTING_DOWN, "bye")
+    assert [f.data for f in _parsed(ws.transport.data)] == [a]  # before the Closing
+    writer = conn._writer_task
+    assert writer is not None
+    await writer
+    assert [decode_server(x).code for x in ws.sent] == [Code.SHUTTING_DOWN]
+
+
+async def test_a_frame_past_the_bounds_closes_a_slow_consumer_instead() -> None:
+    conn, ws = _connection(max_outbound_bytes=10_000)
+    ws.transport.buffered = 9_990  # under the direct-write limit, near the byte bound
+    assert conn.defer_frame(_payload(7))  # the bounds are checked when it is written
+    assert not conn.write_deferred()
+    assert conn._closing is not None and conn._closing[0] is Code.SLOW_CONSUMER
+    assert ws.transport.data == b""
+    if conn._writer_task is not None:
+        conn._writer_task.cancel()
+
+
+async def test_a_backed_up_connection_queues_the_frame_behind_its_backlog() -> None:
+    conn, ws = _connection()
+    ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
+    a = _payload(8)
+    assert conn.defer_frame(a)
+    assert not conn.write_deferred()
+    assert list(conn._queue) == [a] and ws.transport.data == b""
+    writer = conn._writer_task
+    assert writer is not None
+    await writer
+    assert ws.sent == [a]
+
+
+async def test_a_transport_that_backs_up_before_the_slice_takes_the_queue() -> None:
+    conn, ws = _connection()
+    a = _payload(9)
+    assert conn.defer_frame(a)
+    ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
+    assert not conn.write_deferred()
+    assert list(conn._queue) == [a] and ws.transport.data == b""
+    writer = conn._writer_task
+    assert writer is not None
+    await writer
+    assert ws.sent == [a]
+
+
+async def test_a_connection_with_an_extension_is_sent_its_own_frame() -> None:
+    conn, ws = _connection()
+    ws.protocol.extensions = [PerMessageDeflate(False, False, 15, 15)]
+    a = _payload(10)
+    assert conn.defer_frame(a)
+    assert not conn.write_deferred()
+    assert conn._deferred is None and conn._unflushed_frames == 1  # framed by websockets
+    conn._flush()
+    data = bytes(ws.transport.data)
+    assert data[0] & 0x40 and data != wire_frame(a)  # RSV1: compressed, for it alone
+
+
+class DeferringPeer(BatchedPeer):
+    """A stand-in connection that holds a shared frame as ``Connection`` does: written
+    by ``write_deferred``, or first thing when something else is sent to it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.held: bytes | None = None
+
+    def defer_frame(self, frame: bytes) -> bool:
+        if self.held is not None:
+            self.send_frame(frame)
+            return False
+        self.held = frame
+        return True
+
+    def write_deferred(self) -> bool:
+        held, self.held = self.held, None
+        if held is None:
+            return False
+        super().send_frame(held)
+        return True
+
+    def send_frame(self, frame: bytes) -> None:
+        self.write_deferred()
+        super().send_frame(frame)
+
+
+async def _iterate(room: Any, max_iterations: int = 50) -> list[int]:
+    """Let the loop run one iteration at a time (a slice is one callback: what is under
+    test is what happens per iteration, not when) until the room's tick is out; the
+    number of spectators done after each."""
+    done = []
+    for _ in range(max_iterations):
+        if not room._writes:
+            return done
+        await asyncio.sleep(0)
+        done.append(sum(1 for member in room.members.values() if member.conn.sent))
+    raise AssertionError("the tick never finished going out")
+
+
+async def test_a_room_writes_a_tick_one_slice_per_loop_callback() -> None:
+    now = [START_MS]
+    room, _, events = await _room(now, 3)
+    peers = [DeferringPeer(f"w{i}") for i in range(2 * TICK_WRITE_SLICE + 5)]
+    for peer in peers:
+        room.attach(Member(peer, 0, pending=None))
+    for event in events:
+        await room._on_event(ev.encode_event(event))
+    room._flush_tick()
+    written = [sum(1 for p in peers if p.sent)]
+    written += await _iterate(room)  # other callbacks (the players') run between slices
+    assert written == [TICK_WRITE_SLICE, 2 * TICK_WRITE_SLICE, len(peers)]
+    for peer in peers:
+        assert [type(x) for x in peer.sent] == [Diffs]
+        assert [(d.seat, d.seq) for d in peer.sent[0].diffs] == [(1, 1), (1, 2), (1, 3)]
+    assert room.server.metrics.frames_out._value.get() == len(peers)
+
+
+async def test_the_next_tick_finishes_the_last_one_first() -> None:
+    now = [START_MS]
+    room, _, events = await _room(now, 4)
+    peers = [DeferringPeer(f"w{i}") for i in range(TICK_WRITE_SLICE + 3)]
+    for peer in peers:
+        room.attach(Member(peer, 0, pending=None))
+    for event in events[:2]:
+        await room._on_event(ev.encode_event(event))
+    room._flush_tick()
+    assert room._writes  # some still hold the first tick
+    for event in events[2:]:
+        await room._on_event(ev.encode_event(event))
+    room._flush_tick()
+    await _iterate(room)
+    for peer in peers:
+        assert [[d.seq for d in f.diffs] for f in peer.sent] == [[1, 2], [3, 4]]
+
+
+async def test_the_next_tick_waits_for_the_last_one_to_be_out() -> None:
+    now = [START_MS]
+    room, _, events = await _room(now, 3, spectator_tick_ms=50)
+    peers = [DeferringPeer(f"w{i}") for i in range(TICK_WRITE_SLICE + 3)]
+    for peer in peers:
+        room.attach(Member(peer, 0, pending=None))
+    await room._on_event(ev.encode_event(events[0]))
+    room._flush_tick()
+    assert room._writes  # the first tick is still going out
+    await room._on_event(ev.encode_event(events[1]))
+    assert room._tick_timer is None  # no tick is scheduled while one is being written
+    await _iterate(room)
+    timer = room._tick_timer
+    assert timer is not None  # the last slice scheduled it: move 2 is waiting
+    # due a whole interval after the last write (the loop's clock, not the wall's)
+    assert abs(timer.when() - (room._tick_last + 0.050)) < 1e-3  # type: ignore[attr-defined]
+    assert all([[d.seq for d in f.diffs] for f in p.sent] == [[1]] for p in peers)
+    room._flush_tick()
+    await _iterate(room)
+    assert all([[d.seq for d in f.diffs] for f in p.sent] == [[1], [2]] for p in peers)
+
+
+async def test_a_frame_sent_to_many_connections_in_a_row_is_framed_once() -> None:
+    progress = _payload(11)  # one encoded Progress, sent to every rival
+    pairs = [_connection() for _ in range(3)]
+    for conn, _ in pairs:
+        conn.send_frame(progress)
+    wires = [conn._wires for conn, _ in pairs]
+    assert all(w is not None and len(w) == 1 for w in wires)
+    assert wires[0][0] is wires[1][0] is wires[2][0]  # type: ignore[index]  # one object
+    for conn, ws in pairs:
+        conn._flush()
+        assert [f.data for f in _parsed(ws.transport.data)] == [progress]
+
+
+async def test_frames_of_the_tick_are_not_written_after_a_close_websockets_sent() -> None:
+    conn, ws = _connection()
+    conn.send_frame(_payload(12))
+    ws.protocol.state = State.CLOSING  # e.g. the client's Close was answered meanwhile
+    conn._flush()
+    assert ws.transport.data == b""
+
+
+async def test_the_frames_of_the_tick_go_before_a_backlog() -> None:
+    conn, ws = _connection()
+    a, b = _payload(13), _payload(14)
+    conn.send_frame(a)  # framed for the end of the tick
+    ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
+    conn.send_frame(b)  # the transport is backed up: queued, the writer starts
+    writer = conn._writer_task
+    assert writer is not None
+    await writer
+    assert [f.data for f in _parsed(ws.transport.data)] == [a] and ws.sent == [b]
