@@ -89,8 +89,13 @@ class Sweeper:
 
     async def _run(self) -> None:
         while True:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancel
+            # that arrives in the loop iteration the wake-up completes, and this loop
+            # then ran on for ever (stop() awaiting it: a node, or a test's teardown,
+            # that never stopped).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._interval_s)
+                async with asyncio.timeout(self._interval_s):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 await self.sweep_once()

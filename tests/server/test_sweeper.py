@@ -3,6 +3,8 @@ that fails (the store went away, the node died) falls due again when the lease e
 
 from __future__ import annotations
 
+import asyncio
+
 from server.store import Deadline, StoreUnavailable
 from server.store.memory import MemoryStore
 from server.sweeper import Sweeper
@@ -38,3 +40,34 @@ async def test_due_deadlines_fire_and_failed_ones_come_back_after_the_lease() ->
     now[0] = 100_000
     assert await sweeper.sweep_once() == []  # A, B and C are done
     assert fired == [("A", "start"), ("B", "end"), ("C", "end"), ("B", "end")]
+
+
+async def test_stop_ends_the_loop_even_when_a_wake_up_lands_with_the_cancel() -> None:
+    # The sweeper's loop waits for a wake-up or its interval. A wake-up set in the same
+    # loop iteration as stop()'s cancel used to be taken as the wait's result (Python
+    # 3.11's wait_for swallows the cancel then), and the loop went on for ever.
+    store = MemoryStore()
+    sweeps = asyncio.Event()
+
+    async def fire(deadline: Deadline) -> None:
+        raise AssertionError("nothing is due")
+
+    sweeper = Sweeper(store, lambda: 0, fire, interval_s=3600, lease_ms=2_000,
+                      batch=10, max_firing=4, max_wakes=10)
+    real_sweep = sweeper.sweep_once
+
+    async def counted_sweep() -> list[Deadline]:
+        result = await real_sweep()
+        sweeps.set()
+        return result
+
+    sweeper.sweep_once = counted_sweep  # type: ignore[method-assign]
+    sweeper.start()
+    sweeper._wake.set()
+    await sweeps.wait()  # the loop swept once and is back waiting for a wake-up
+    sweeper._wake.set()  # a wake-up, and in the same iteration the stop's cancel
+    task = sweeper._task
+    assert task is not None
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=5)
+    assert done == {task} and task.cancelled()
