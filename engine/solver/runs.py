@@ -25,6 +25,7 @@ class RunsPosition:
                  "safe_moves")
 
     foundation_first = True  # value foundation moves first (search._best_first)
+    newest_first = False  # ties: oldest first (search._best_first)
     restart_weights: tuple[int, ...] = ()  # no restarts (search._portfolio)
     restart_nodes = RESTART_NODES
 

@@ -47,6 +47,7 @@ class SinglePosition:
         "g_weight",
         "key",
         "left",
+        "newest_first",
         "piles",
         "restart_weights",
         "takeback",
@@ -85,6 +86,9 @@ class SinglePosition:
         self._w_need = 6 if king_only else 3
         self.g_weight = 5 if king_only else 2
         self.foundation_first = not king_only  # measured: see search._best_first
+        # Portuguese breaks ties newest first: its heuristic has wide plateaus of equal
+        # values, which oldest first searches breadth-first (docs/SOLVER.md, "Ties")
+        self.newest_first = king_only
         # Portuguese takes turns between four heuristics (search._portfolio): g_weight
         # 5, 3, 8 and 4, the last digging less (_w_need 3). Which one decides a deal
         # quickly varies a lot (docs/SOLVER.md): seeds 0-119 at 40,000 expansions left

@@ -25,6 +25,7 @@ class YukonPosition:
                  "piles")
 
     foundation_first = True  # value foundation moves first (search._best_first)
+    newest_first = False  # ties: oldest first (search._best_first)
     # Runs with g_weight 4 and 8 take turns (search._portfolio): Brisbane seeds 0-299 at
     # 20,000 expansions left 11 undecided with 3 alone, 7 with 4, 8 with 8, none with both
     restart_weights: tuple[int, ...] = (8,)
