@@ -44,6 +44,7 @@ class Position(Protocol):
     foundation_first: bool  # value foundation moves before the others (``_best_first``)
     restart_weights: tuple[int, ...]  # other g_weights to take turns with (``_portfolio``)
     restart_nodes: int  # expansions of each run's first turn (``RESTART_NODES`` usually)
+    restart_growth: int  # how many times more each run expands in all by each round's end
     newest_first: bool  # among stored positions of equal value, expand the newest first
 
     def start(self) -> list[str]:
@@ -311,7 +312,8 @@ def search(pos: Position, budget: Budget, deadline: float | None = None) -> Outc
                        if deadline is None else deadline)
 
 
-RESTART_NODES = 20_000  # expansions of each run's first turn, then 4x per round (default)
+RESTART_NODES = 20_000  # expansions of each run's first turn (default)
+RESTART_GROWTH = 4  # and 4x more by each round's end (default)
 
 
 def _portfolio(
@@ -321,9 +323,10 @@ def _portfolio(
     or, where the variant lists ``restart_weights``, runs that take turns between
     weights on slices of the node budget until one decides or the budget is spent: in
     round k (from 0) each run is resumed until it has expanded ``pos.restart_nodes``
-    times 4**k positions in all. Which weight finds a solution quickly varies a lot from
-    deal to deal (Brisbane seeds 0-299 at 20,000 expansions: 7 undecided with weight 4,
-    8 with weight 8, none with both; Portuguese, docs/SOLVER.md). Every run stops at the
+    times ``pos.restart_growth``**k positions in all. Which weight finds a solution
+    quickly varies a lot from deal to deal (Brisbane seeds 0-299 at 20,000 expansions:
+    7 undecided with weight 4, 8 with weight 8, none with both; Portuguese,
+    docs/SOLVER.md). Every run stops at the
     same ``deadline``, so taking turns costs the budget nothing; a run is resumed where
     it stopped (before, each round started every run again from the root, and spent a
     quarter of its expansions redoing the last round's). The run that ended the search
@@ -360,7 +363,7 @@ def _portfolio(
                 return run, total  # decided, out of time, or out of nodes
             turn += 1
             if turn % len(weights) == 0:
-                cap *= 4
+                cap *= pos.restart_growth
     finally:
         for g in gens:
             if g is not None:
