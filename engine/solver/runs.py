@@ -10,7 +10,7 @@ from ..diff import REDEAL_GROUP
 from ..moves import REDEAL, TABLEAU, TO_FOUNDATION
 from .keys import ON_PILE, PAIR, SUPPORTS, ordered_key, redeals_key
 from .safety import AutoRule, rank_limits
-from .search import RESTART_NODES, Mv, Undo
+from .search import RESTART_GROWTH, RESTART_NODES, Mv, Undo
 
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
 REDEAL_MV: Mv = (REDEAL, 0, 0, 0)
@@ -25,8 +25,10 @@ class RunsPosition:
                  "safe_moves")
 
     foundation_first = True  # value foundation moves first (search._best_first)
+    newest_first = False  # ties: oldest first (search._best_first)
     restart_weights: tuple[int, ...] = ()  # no restarts (search._portfolio)
     restart_nodes = RESTART_NODES
+    restart_growth = RESTART_GROWTH
 
     def __init__(
         self,

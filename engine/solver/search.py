@@ -18,6 +18,7 @@ whenever the one before was), so playing them at once loses no solution.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Generator
 from typing import Any, Protocol
 
 from ..moves import TAKEBACK, TO_FOUNDATION
@@ -43,6 +44,8 @@ class Position(Protocol):
     foundation_first: bool  # value foundation moves before the others (``_best_first``)
     restart_weights: tuple[int, ...]  # other g_weights to take turns with (``_portfolio``)
     restart_nodes: int  # expansions of each run's first turn (``RESTART_NODES`` usually)
+    restart_growth: int  # how many times more each run expands in all by each round's end
+    newest_first: bool  # among stored positions of equal value, expand the newest first
 
     def start(self) -> list[str]:
         """Play the safe foundation moves of the initial position; their notation."""
@@ -151,9 +154,10 @@ def _finish(pos: Position, link: Link) -> Link:
 
 
 class _Run:
-    """How a best-first run ended."""
+    """Where a best-first run stopped (its last slice's end, or its end)."""
 
-    __slots__ = ("best_left", "best_link", "exhausted", "nodes", "positions", "won")
+    __slots__ = ("best_left", "best_link", "done", "exhausted", "heap", "nodes", "positions",
+                 "seen", "won")
 
     def __init__(self) -> None:
         self.nodes = 0  # positions expanded
@@ -162,6 +166,9 @@ class _Run:
         self.won: Link = None  # the path to a won position, if found
         self.best_left = 53
         self.best_link: Link = None  # the path to the position with the fewest cards left
+        self.done = False  # won, exhausted or out of time: the run cannot go on
+        self.heap: list[Any] = []  # the run's tables, to free once the search is over
+        self.seen: set[int] = set()
 
 
 TABLEAU_PENALTY = 0  # heuristic units: when a position's other moves are tried, once its
@@ -173,10 +180,15 @@ Later = tuple[int, list[tuple[Mv, int]] | None]  # a position's deferred moves (
 
 def _best_first(
     pos: Position, g_weight: int, budget: Budget, deadline: float, max_nodes: int
-) -> _Run:
-    """Best-first from the position ``pos`` is in, expanding at most ``max_nodes``
-    positions and stopping once ``budget.clock()`` passes ``deadline`` (read every
-    ``budget.check_every`` steps: a step expands a position or values moves deferred).
+) -> Generator[_Run, int, None]:
+    """Best-first from the position ``pos`` is in, stopping once ``budget.clock()``
+    passes ``deadline`` (read every ``budget.check_every`` steps: a step expands a
+    position or values moves deferred). A generator: it yields its ``_Run`` once it has
+    expanded ``max_nodes`` positions in all, and ``send(n)`` resumes it (the board
+    restored to where the run was: other runs may have used it meanwhile) until it has
+    expanded ``n`` in all; it yields its ``_Run`` with ``done`` set once it is won,
+    exhausted or out of time, and must not be resumed then. A resumed run searches
+    exactly as one that had been given the larger number from the start.
 
     A stored position is its parent's snapshot and key plus the move that leads to it
     (``link``): one snapshot per *expanded* position instead of one per child, and
@@ -194,10 +206,17 @@ def _best_first(
     entry at ``TAKEBACK_PENALTY`` more. Every entry still comes up before the search
     can run dry, so "unwinnable" still means every reachable position was searched."""
     run = _Run()
-    seen = {pos.key}
+    seen = run.seen
+    seen.add(pos.key)
+    heap: list[tuple[int, int, Any, int, Link, int, Later | None]] = run.heap
     counter = 0
-    heap: list[tuple[int, int, Any, int, Link, int, Later | None]] = []
+    # Ties (equal heuristic plus weight) are broken by the order of storing: oldest
+    # first, or newest first (``tie`` -1), which follows one line across a plateau of
+    # equal values instead of widening the search over all of it (Portuguese: see
+    # docs/SOLVER.md, "Ties")
+    tie = -1 if pos.newest_first else 1
     best_left, best_link = pos.left, None
+    resumed = False
     nodes = 0
     clock, check_every = budget.clock, budget.check_every
     moves, play, undo = pos.moves, pos.play, pos.undo
@@ -248,34 +267,39 @@ def _best_first(
                     break
             h = heuristic()
             if h < DEAD:
-                counter += 1
+                counter += tie
                 push(heap, (h + g, counter, snap, key, child, g, None))
             undo(u)
         if run.won is not None:
             break
         if stage == 0:
-            counter += 1
+            counter += tie
             push(heap, (f + TABLEAU_PENALTY, counter, snap, key, link, g, (1, None)))
         if takebacks:
-            counter += 1
+            counter += tie
             push(heap, (f + TAKEBACK_PENALTY, counter, snap, key, link, g, (2, takebacks)))
         if not heap:
             run.exhausted = True
             break
         steps += 1  # expansions and deferred batches: either may take a millisecond
-        if nodes >= max_nodes or (steps % check_every == 0 and clock() > deadline):
+        if nodes >= max_nodes:  # the end of a slice: hand over, maybe to be resumed
+            run.nodes, run.positions = nodes, len(seen)
+            run.best_left, run.best_link = best_left, best_link
+            max_nodes = yield run
+            resumed = True
+        elif steps % check_every == 0 and clock() > deadline:
             break
         f, _, snap, key, link, g, later = pop(heap)
-        if pos.key != key:
+        if resumed or pos.key != key:  # (another run may have left the board anywhere)
             restore(snap, key)
+            resumed = False
         if later is None:
             assert link is not None  # a stored position always has a move
             play(link[0])
     run.nodes, run.positions = nodes, len(seen)
     run.best_left, run.best_link = best_left, best_link
-    if len(seen) >= FREE_IN_BACKGROUND:
-        free_later(heap, seen)
-    return run
+    run.done = True
+    yield run
 
 
 def search(pos: Position, budget: Budget, deadline: float | None = None) -> Outcome:
@@ -288,7 +312,8 @@ def search(pos: Position, budget: Budget, deadline: float | None = None) -> Outc
                        if deadline is None else deadline)
 
 
-RESTART_NODES = 20_000  # expansions of each run's first turn, then 4x per round (default)
+RESTART_NODES = 20_000  # expansions of each run's first turn (default)
+RESTART_GROWTH = 4  # and 4x more by each round's end (default)
 
 
 def _portfolio(
@@ -296,32 +321,56 @@ def _portfolio(
 ) -> tuple[_Run, int]:
     """Best-first runs from the root within ``budget``: one run with ``pos.g_weight``,
     or, where the variant lists ``restart_weights``, runs that take turns between
-    weights on slices of the node budget (``pos.restart_nodes`` expansions each at first, four times
-    more each round) until one decides or the budget is spent. Which weight finds a
-    solution quickly varies a lot from deal to deal (Brisbane seeds 0-299 at 20,000
-    expansions: 7 undecided with weight 4, 8 with weight 8, none with both; Portuguese,
-    docs/SOLVER.md). Every run stops at the same ``deadline``, so taking turns costs
-    the budget nothing. The run that ended the search, and the expansions of all runs."""
+    weights on slices of the node budget until one decides or the budget is spent: in
+    round k (from 0) each run is resumed until it has expanded ``pos.restart_nodes``
+    times ``pos.restart_growth``**k positions in all. Which weight finds a solution
+    quickly varies a lot from deal to deal (Brisbane seeds 0-299 at 20,000 expansions:
+    7 undecided with weight 4, 8 with weight 8, none with both; Portuguese,
+    docs/SOLVER.md). Every run stops at the
+    same ``deadline``, so taking turns costs the budget nothing; a run is resumed where
+    it stopped (before, each round started every run again from the root, and spent a
+    quarter of its expansions redoing the last round's). The run that ended the search
+    (with the best line of all runs), and the expansions of all runs."""
     weights = (pos.g_weight, *pos.restart_weights)
-    if len(weights) == 1:
-        run = _best_first(pos, weights[0], budget, deadline, budget.max_nodes)
-        return run, run.nodes
-    total, cap, turn = 0, pos.restart_nodes, 0
-    best: _Run | None = None
-    while True:
-        pos.restore(root, root_key)
-        pos.weigh(turn % len(weights))
-        limit = min(cap, budget.max_nodes - total)
-        run = _best_first(pos, weights[turn % len(weights)], budget, deadline, limit)
-        total += run.nodes
-        if best is not None and best.best_left < run.best_left:  # keep the best line seen
-            run.best_left, run.best_link = best.best_left, best.best_link
-        best = run
-        if run.won is not None or run.exhausted or run.nodes < limit or total >= budget.max_nodes:
-            return run, total  # decided, out of time, or out of nodes
-        turn += 1
-        if turn % len(weights) == 0:
-            cap *= 4
+    gens: list[Generator[_Run, int, None] | None] = [None] * len(weights)
+    runs: list[_Run] = []
+    try:
+        if len(weights) == 1:
+            run = next(_best_first(pos, weights[0], budget, deadline, budget.max_nodes))
+            runs.append(run)
+            return run, run.nodes
+        total, cap, turn = 0, pos.restart_nodes, 0
+        spent = [0] * len(weights)  # expansions of each run so far
+        best_left, best_link = 53, None
+        while True:
+            i = turn % len(weights)
+            pos.weigh(i)
+            limit = min(cap, spent[i] + budget.max_nodes - total)  # the run's new total
+            gen = gens[i]
+            if gen is None:
+                pos.restore(root, root_key)
+                gen = gens[i] = _best_first(pos, weights[i], budget, deadline, limit)
+                run = next(gen)
+                runs.append(run)
+            else:
+                run = gen.send(limit)
+            total += run.nodes - spent[i]
+            spent[i] = run.nodes
+            if run.best_left < best_left:  # keep the best line seen by any run
+                best_left, best_link = run.best_left, run.best_link
+            if run.done or total >= budget.max_nodes:
+                run.best_left, run.best_link = best_left, best_link
+                return run, total  # decided, out of time, or out of nodes
+            turn += 1
+            if turn % len(weights) == 0:
+                cap *= pos.restart_growth
+    finally:
+        for g in gens:
+            if g is not None:
+                g.close()
+        for r in runs:
+            if len(r.seen) >= FREE_IN_BACKGROUND:
+                free_later(r.heap, r.seen)
 
 
 def _search(pos: Position, budget: Budget, deadline: float) -> Outcome:

@@ -26,6 +26,8 @@ class SinglePosition:
     ``takeback`` enables foundation-to-tableau moves; ``auto`` names which foundation
     moves are safe to play at once (``safety``)."""
 
+    restart_growth = 2  # twice as many in all by each round's end: resumed runs redo
+    # nothing, so short slices are free, and eight runs share the budget (below)
     restart_nodes = 5_000  # expansions of each run's first turn (search._portfolio):
     # Portuguese's other heuristics decide most of their deals in 300-6,000 expansions
 
@@ -34,6 +36,7 @@ class SinglePosition:
         "_last",
         "_memo",
         "_needs",
+        "_newest",
         "_same_suit",
         "_shares",
         "_w_king",
@@ -47,6 +50,7 @@ class SinglePosition:
         "g_weight",
         "key",
         "left",
+        "newest_first",
         "piles",
         "restart_weights",
         "takeback",
@@ -85,14 +89,20 @@ class SinglePosition:
         self._w_need = 6 if king_only else 3
         self.g_weight = 5 if king_only else 2
         self.foundation_first = not king_only  # measured: see search._best_first
+        self.newest_first = False  # ties oldest first (run 0 of Portuguese too)
         # Portuguese takes turns between four heuristics (search._portfolio): g_weight
         # 5, 3, 8 and 4, the last digging less (_w_need 3). Which one decides a deal
         # quickly varies a lot (docs/SOLVER.md): seeds 0-119 at 40,000 expansions left
         # 8 undecided with the first alone, 4 with the first two, 2 with all four
         self._needs: tuple[int, ...] = (self._w_need,)
+        self._newest: tuple[bool, ...] = (False,)
         if king_only:
-            self.restart_weights = (3, 8, 4)
-            self._needs = (6, 6, 6, 3)
+            # and each of them breaking ties oldest first and newest first (its
+            # heuristic has wide plateaus of equal values, which oldest first searches
+            # breadth-first; docs/SOLVER.md, "Ties"): eight runs, each pair in turn
+            self.restart_weights = (5, 3, 3, 8, 8, 4, 4)
+            self._needs = (6, 6, 6, 6, 6, 6, 3, 3)
+            self._newest = (False, True) * 4
         # Dead ends can be told cheaply only where a card other than a King can never
         # go to an empty pile and nothing comes back from a foundation (_is_dead)
         self._dead_check = king_only and not takeback
@@ -340,8 +350,10 @@ class SinglePosition:
         return score
 
     def weigh(self, run: int) -> None:
-        """Use the digging weight of run ``run`` of the restart schedule."""
+        """Use the digging weight and the tie order of run ``run`` of the restart
+        schedule."""
         self._w_need = self._needs[run] if run < len(self._needs) else self._needs[0]
+        self.newest_first = self._newest[run] if run < len(self._newest) else self._newest[0]
 
     def _is_dead(self) -> bool:
         """Whether the position is provably lost because some cards can never move

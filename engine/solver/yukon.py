@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..moves import TABLEAU, TO_FOUNDATION
 from .keys import FACE_DOWN, ON_TABLE, PAIR, SUPPORTS, order_free_key
 from .safety import AutoRule, rank_limits
-from .search import RESTART_NODES, Mv, Undo
+from .search import RESTART_GROWTH, RESTART_NODES, Mv, Undo
 
 _NO_AUTOS: tuple[tuple[int, int, bool], ...] = ()
 PILE_MEMO_LIMIT = 20_000  # as in single.py
@@ -25,10 +25,12 @@ class YukonPosition:
                  "piles")
 
     foundation_first = True  # value foundation moves first (search._best_first)
+    newest_first = False  # ties: oldest first (search._best_first)
     # Runs with g_weight 4 and 8 take turns (search._portfolio): Brisbane seeds 0-299 at
     # 20,000 expansions left 11 undecided with 3 alone, 7 with 4, 8 with 8, none with both
     restart_weights: tuple[int, ...] = (8,)
     restart_nodes = RESTART_NODES
+    restart_growth = RESTART_GROWTH
 
     def __init__(
         self,
