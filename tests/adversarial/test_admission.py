@@ -17,6 +17,7 @@ import pytest
 from bench.attack.rawws import RawWs
 from server.app import Server
 from server.config import ServerConfig
+from server.credits import LIGHT_HANDSHAKES
 
 BURST, PER_S = 8, 4.0  # 6 + 2 at once, then 3 + 1 a second
 BUSY_BODY = b"server busy or shutting down; retry\n"
@@ -42,11 +43,20 @@ def _admit(server: Server, ip: str) -> int | None:
     return server.admit(conn, (ip, 40000))
 
 
+def _busy(server: Server, ip: str, handshakes: int = LIGHT_HANDSHAKES) -> None:
+    """``ip`` made ``handshakes`` handshakes earlier this minute (each one ended): from
+    ``LIGHT_HANDSHAKES`` on, it is busy and may not use the reserve."""
+    for _ in range(handshakes):
+        server.addresses.charge(ip)
+        server.addresses.release(ip)
+
+
 def test_the_burst_then_503_until_the_clock_moves() -> None:
     clock = Clock()
     server = _server(clock)
-    # One address (under its 64 connections and 120 handshakes a minute): the shared 6,
-    # then it is busy (6 handshakes this minute) and may not touch the reserve.
+    # A busy address (under its 64 connections and 120 handshakes a minute): the shared
+    # 6, then 503: it may not touch the reserve.
+    _busy(server, "10.0.0.1")
     assert [_admit(server, "10.0.0.1") for _ in range(10)] == [None] * 6 + [503] * 4
     # Addresses new this minute still get the reserve's 2, then 503 too.
     assert [_admit(server, f"10.0.1.{i}") for i in range(4)] == [None, None, 503, 503]
@@ -61,10 +71,8 @@ def test_a_busy_address_cannot_starve_a_reconnecting_player() -> None:
     clock = Clock()
     server = _server(clock)
     flood = [f"10.0.0.{i}" for i in range(5)]
-    for ip in flood:  # each made 4 handshakes earlier this minute: busy, not light
-        for _ in range(4):
-            server.addresses.charge(ip)
-            server.addresses.release(ip)
+    for ip in flood:
+        _busy(server, ip)
     tries = [_admit(server, flood[i % 5]) for i in range(50)]
     assert tries.count(None) == 6  # the shared part; the flood may not touch the reserve
     players = [_admit(server, "10.1.0.1")]  # a player reconnecting: the reserve (2 → 1)
@@ -97,10 +105,23 @@ def test_the_node_never_admits_more_than_its_rate() -> None:
 def test_a_429_spends_none_of_the_budget() -> None:
     clock = Clock()
     server = _server(clock, max_connections_per_address=2)
+    _busy(server, "10.0.0.1")  # (its handshakes ended: it holds no connection)
     statuses = [_admit(server, "10.0.0.1") for _ in range(50)]
     assert statuses == [None, None] + [429] * 48  # the address's cap, before the budget
     assert [_admit(server, f"10.0.1.{i}") for i in range(8)] == [None] * 6 + [503] * 2
     # (4 shared left after the 2, then the reserve's 2: 6 of the 8 new addresses)
+
+
+def test_a_trusted_proxy_takes_the_budget_as_a_light_address() -> None:
+    clock = Clock()
+    server = _server(clock, trusted_proxies=("10.5.5.5/32",))
+    # The client behind the proxy is not known at accept: each connection is light.
+    assert [_admit(server, "10.5.5.5") for _ in range(10)] == [None] * 8 + [503] * 2
+    assert _admit(server, "10.0.0.1") == 503  # the node's budget is spent for everyone
+    clock.now += 0.25  # 0.75 shared, 0.25 reserved: not one handshake yet
+    assert _admit(server, "10.5.5.5") == 503
+    clock.now += 0.25  # 1.5 shared
+    assert _admit(server, "10.5.5.5") is None
 
 
 @pytest.fixture
@@ -119,7 +140,8 @@ async def test_over_the_wire_503_with_its_body_then_admitted(
     server, clock = budget_server
     held: list[RawWs] = []
     statuses = []
-    for _ in range(10):  # one address: the shared 6, then busy
+    _busy(server, "127.0.0.70")
+    for _ in range(10):  # a busy address: the shared 6, then 503
         ws = await RawWs.open("127.0.0.1", server.port, source="127.0.0.70")
         statuses.append(ws.status)
         if ws.status == 101:
