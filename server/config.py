@@ -65,10 +65,12 @@ class ServerConfig:
     # cap) were all admitted in ~3 s, ~1,000 handshakes a second, and an honest player's
     # p99 went from 5.4 to 223 ms (docs/SECURITY.md). Each admitted connection costs the
     # event loop its handshake (~0.5-1 ms); beyond this budget a connection is refused at
-    # TCP accept with HTTP 503 ("server busy; retry"), which costs what a 429 costs. A
-    # quarter of it is kept for addresses with few recent handshakes (a reconnecting
-    # player). At the default 10,000 players reconnecting to one node at once are all
-    # back in about 10,000 / 300 = 33 s (docs/SECURITY.md, "Node-wide admission rate").
+    # TCP accept with HTTP 503 ("server busy or shutting down; retry"), which costs what
+    # a 429 costs. A quarter of it is kept for addresses with few recent handshakes (a
+    # reconnecting player, a health probe). At the default, 10,000 players reconnecting
+    # to one node at once are all admitted in about (10,000 - 100) / 300 = 33 s, longer
+    # than the SDK's automatic resume keeps trying (~8-16 s): docs/SECURITY.md,
+    # "Node-wide admission rate".
     handshakes_per_s: float = 300.0
     handshake_burst: int = 100
 
