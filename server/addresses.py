@@ -103,18 +103,29 @@ class AddressBook:
         connections and of handshakes in the last minute (reconnecting in a loop costs a
         handshake each time); False, charging and recording nothing, if not. O(1) but
         for dropping timestamps older than a minute. Each True needs one ``release``."""
-        entry = self._entries.get(address)
-        now = self.clock()
-        if entry is not None:
-            if entry.admitted >= self.config.max_connections_per_address:
-                return False
-            if len(_fresh(entry.connects, now)) >= self.config.connects_per_minute:
-                return False
-        else:
-            entry = self._entry(address)
-        entry.connects.append(now)
-        entry.admitted += 1
+        if self.allowed(address) is None:
+            return False
+        self.charge(address)
         return True
+
+    def allowed(self, address: str) -> int | None:
+        """None if ``address`` is at its cap of open connections or of handshakes in the
+        last minute, else its handshakes in the last minute (the node's handshake budget
+        tells light addresses from busy ones by it). Charges and records nothing."""
+        entry = self._entries.get(address)
+        if entry is None:
+            return 0
+        if entry.admitted >= self.config.max_connections_per_address:
+            return None
+        recent = len(_fresh(entry.connects, self.clock()))
+        return None if recent >= self.config.connects_per_minute else recent
+
+    def charge(self, address: str) -> None:
+        """Charge one connection (and one handshake) to ``address``, with no check (after
+        ``allowed``). Each charge needs one ``release``."""
+        entry = self._entry(address)
+        entry.connects.append(self.clock())
+        entry.admitted += 1
 
     def release(self, address: str) -> None:
         """A connection ``admit`` charged to ``address`` ended."""

@@ -29,6 +29,7 @@ from .addresses import AddressBook, client_address, is_trusted, parse_networks
 from .config import ServerConfig
 from .connection import Connection
 from .core.machine import Due
+from .credits import Handshakes
 from .guard import GuardedConnection, guarded
 from .metrics import Metrics, instrument_store
 from .room import Room
@@ -71,6 +72,9 @@ class Server:
         self.connections: set[Connection] = set()
         self.admitted = 0  # TCP connections admitted (handshakes included) and not ended
         self.addresses = AddressBook(self.config)  # per client address caps
+        # the node's rate of admitted connections, whatever their address (admit)
+        self.handshakes = Handshakes(self.config.handshake_burst,
+                                     self.config.handshakes_per_s, self.config.monotonic)
         self.trusted_proxies = parse_networks(self.config.trusted_proxies)
         self._handlers: set[asyncio.Task[None]] = set()
         # Tests set this to see every frame sent to every connection (leak checks).
@@ -195,14 +199,23 @@ class Server:
     def admit(self, conn: GuardedConnection, peer: Any) -> int | None:
         """The gate (server/guard.py), as a TCP connection is accepted, whatever it
         will ask for: 503 while stopping, 429 past the peer address's allowance
-        (addresses.py); a trusted proxy's connections are charged to the forwarded
-        address in ``_http`` instead. O(1)."""
+        (addresses.py), 503 past the node's handshake budget (``handshakes_per_s``,
+        credits.py ``Handshakes``: an address's refusal spends none of it). A trusted
+        proxy's connections take from the budget as light ones (the client behind is
+        not known yet) and are charged to the forwarded address in ``_http``. O(1)."""
         if self.stopping:
             return 503
         ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""
-        if not (self.trusted_proxies and is_trusted(ip, self.trusted_proxies)):
-            if not self.addresses.admit(ip):  # one address may not take the node
+        if self.trusted_proxies and is_trusted(ip, self.trusted_proxies):
+            if not self.handshakes.take(0):
+                return 503
+        else:
+            recent = self.addresses.allowed(ip)
+            if recent is None:  # one address may not take the node
                 return 429
+            if not self.handshakes.take(recent):  # nor many addresses at once
+                return 503
+            self.addresses.charge(ip)
             conn.charged = ip
         self.admitted += 1
         return None

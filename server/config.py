@@ -60,6 +60,20 @@ class ServerConfig:
     ping_burst: int = 10
     ping_per_s: float = 1.0
 
+    # -- node-wide admission (server/credits.py ``Handshakes``). The per-address caps do
+    # not bound many addresses: 3,000 connections from 50 addresses (60 each, under every
+    # cap) were all admitted in ~3 s, ~1,000 handshakes a second, and an honest player's
+    # p99 went from 5.4 to 223 ms (docs/SECURITY.md). Each admitted connection costs the
+    # event loop its handshake (~0.5-1 ms); beyond this budget a connection is refused at
+    # TCP accept with HTTP 503 ("server busy or shutting down; retry"), which costs what
+    # a 429 costs. A quarter of it is kept for addresses with few recent handshakes (a
+    # reconnecting player, a health probe). At the default, 10,000 players reconnecting
+    # to one node at once are all admitted in about (10,000 - 100) / 300 = 33 s, longer
+    # than the SDK's automatic resume keeps trying (~8-16 s): docs/SECURITY.md,
+    # "Node-wide admission rate".
+    handshakes_per_s: float = 300.0
+    handshake_burst: int = 100
+
     # -- per client address (server/addresses.py). The global cap alone let one address
     # take all 10,000 connections; one address made 20,006 rooms in 142 s; codes could be
     # guessed at 2/s per connection over unlimited connections (docs/SECURITY.md).
@@ -185,4 +199,8 @@ ONE_HOST: dict[str, Any] = {
     "room_creates_per_minute": 1_000_000,
     "max_seats_per_address": 1_000_000,
     "failed_joins_per_minute": 1_000_000,
+    # Test suites and benchmarks open hundreds of connections in a burst from one host;
+    # the node's handshake budget is tested on its own (tests/adversarial/test_admission.py).
+    "handshakes_per_s": 1_000_000.0,
+    "handshake_burst": 1_000_000,
 }

@@ -19,7 +19,8 @@ did not finish the closing handshake (a peer that does not read never does).
 It also asks the server's ``Gate`` to admit each TCP connection the moment it is
 accepted (``connection_made``), before websockets starts its handshake task, parses the
 request or builds a response: a refused connection waits for the end of the request's
-head (at most ``REFUSED_HEAD`` bytes, ``REFUSED_WAIT_S``), gets a canned HTTP 429 or 503
+head (at most ``REFUSED_HEAD`` bytes, ``REFUSED_WAIT_S``), gets a canned HTTP 429 (its
+address is over its caps) or 503 (the node is past its handshake budget or stopping)
 and is closed. That is what a flood from one address costs the node: a connection that
 goes nowhere. (A refused handshake through websockets' own path cost about 1 ms of the
 event loop, and a reconnect loop sends hundreds a second: docs/SECURITY.md.) Each
@@ -50,7 +51,7 @@ REFUSED_HEAD = 8 * 1024
 REFUSED_WAIT_S = 2.0
 _REASONS = {
     429: ("Too Many Requests", "too many connections from your address; retry later\n"),
-    503: ("Service Unavailable", "server full or shutting down; retry\n"),
+    503: ("Service Unavailable", "server busy or shutting down; retry\n"),
 }
 
 

@@ -3,7 +3,9 @@ address or spread over many loopback addresses, and hold them.
 
 ``--conn-sources 1`` floods from 127.0.0.2 alone; ``--conn-sources K`` spreads the
 connections over 127.0.0.2 … (K addresses). Reports how many the server accepted and
-refused (HTTP status), and whether an honest newcomer from 127.0.0.1 still gets in.
+refused (HTTP status: 429 past an address's caps, 503 past the node's handshake budget,
+``ServerConfig.handshakes_per_s``), and whether an honest newcomer from 127.0.0.1 still
+gets in. A refused connection is not tried again.
 """
 
 from __future__ import annotations
