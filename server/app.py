@@ -73,6 +73,11 @@ class Server:
         self.admitted = 0  # TCP connections admitted (handshakes included) and not ended
         self.addresses = AddressBook(self.config)  # per client address caps
         # the node's rate of admitted connections, whatever their address (admit)
+        if not (self.config.handshakes_per_s > 0 and self.config.handshake_burst >= 1):
+            # either would refuse every connection for ever: a setting, not a policy
+            raise ValueError("handshakes_per_s must be > 0 and handshake_burst >= 1, not "
+                             f"{self.config.handshakes_per_s} and "
+                             f"{self.config.handshake_burst}")
         self.handshakes = Handshakes(self.config.handshake_burst,
                                      self.config.handshakes_per_s, self.config.monotonic)
         self.trusted_proxies = parse_networks(self.config.trusted_proxies)

@@ -59,6 +59,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--failed-joins-per-minute", type=int, default=10, metavar="N",
                    help="joins naming no room one client address may make a minute "
                    "(default %(default)s)")
+    p.add_argument("--handshakes-per-s", type=_positive, default=300.0, metavar="PER_S",
+                   help="new connections this node admits a second, from all addresses "
+                   "together; beyond it HTTP 503 and clients retry (default %(default)s)")
+    p.add_argument("--handshake-burst", type=_at_least_one, default=100, metavar="N",
+                   help="new connections admitted at once before --handshakes-per-s "
+                   "applies (default %(default)s)")
     p.add_argument("--shared-address-seats", action="store_true",
                    help="let one client address hold several seats of a room with face-down "
                    "cards (a LAN event behind one NAT); off: one seat per address")
@@ -119,6 +125,8 @@ async def _serve(args: argparse.Namespace) -> int:
                           room_creates_per_minute=args.room_creates_per_minute,
                           max_seats_per_address=args.seats_per_address,
                           failed_joins_per_minute=args.failed_joins_per_minute,
+                          handshakes_per_s=args.handshakes_per_s,
+                          handshake_burst=args.handshake_burst,
                           shared_address_seats=args.shared_address_seats,
                           lobby_ttl_s=int(args.lobby_ttl), max_live_rooms=args.max_live_rooms,
                           max_spectators_per_room=args.max_spectators)
@@ -185,6 +193,17 @@ def _level(text: str) -> str:
     if name not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise argparse.ArgumentTypeError(f"not a log level: {text!r}")
     return name
+
+
+def _at_least_one(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {text}")
+    return value
 
 
 def _positive(text: str) -> float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import random
 import time
@@ -21,7 +22,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from protocol import PROTOCOL_VERSION, Code, DecodeError, decode_server, encode
 from protocol import messages as M
@@ -32,6 +33,12 @@ from .room import RoomState
 log = logging.getLogger("solrace.client")
 
 CLIENT_NAME = "solrace-sdk/0.1"
+# Refusals that mean "come back later" (PROTOCOL.md, "Transport"): 503 (the node is at
+# its admission rate, full, or stopping) and 429 (this address's caps). A connection is
+# tried again, with backoff, for this long: 10,000 players reconnecting to one node at
+# its default 300 a second are all back in ~33 s.
+BUSY_STATUSES = frozenset({429, 503})
+BUSY_PATIENCE_S = 60.0
 # Codes after which resuming is pointless: the seat belongs to someone else now.
 _NO_RESUME = {Code.TAKEN_OVER, Code.BAD_TOKEN, Code.VERSION_MISMATCH}
 
@@ -83,8 +90,10 @@ class Session:
         open_timeout: float = 10.0,
         on_event: Callable[[Any], None] | None = None,
         event_buffer: int = 10_000,
+        busy_patience_s: float = BUSY_PATIENCE_S,
     ) -> None:
         self.url, self.name, self.bot, self.client_name = url, name, bot, client
+        self.busy_patience_s = busy_patience_s
         self.reconnect, self.max_retries = reconnect, max_retries
         self.backoff_s, self.max_backoff_s, self.open_timeout = (
             backoff_s,
@@ -117,18 +126,35 @@ class Session:
         self._credit_at = time.monotonic()
 
     async def _open(self) -> ClientConnection:
+        """A new websocket to the server. A refusal that says "later" (HTTP 503: the
+        node's admission budget or a full node; 429: this address's caps) is tried again
+        with jittered backoff for up to ``busy_patience_s``: after a node restart many
+        players reconnect at once and a node admits them at its rate
+        (docs/SECURITY.md, "Node-wide admission rate"). Anything else, or a refusal
+        past the patience, raises ``ConnectionLost``."""
         host = urlparse(self.url).hostname or ""
         loopback = host in {"127.0.0.1", "localhost", "::1"}
-        try:
-            return await connect(
-                self.url,
-                open_timeout=self.open_timeout,
-                max_size=1 << 24,
-                proxy=None if loopback else True,
-                user_agent_header=self.client_name,
-            )
-        except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
-            raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from None
+        give_up = time.monotonic() + self.busy_patience_s
+        for attempt in itertools.count(1):
+            try:
+                return await connect(
+                    self.url,
+                    open_timeout=self.open_timeout,
+                    max_size=1 << 24,
+                    proxy=None if loopback else True,
+                    user_agent_header=self.client_name,
+                )
+            except InvalidStatus as exc:
+                status = exc.response.status_code
+                if status not in BUSY_STATUSES or time.monotonic() >= give_up:
+                    raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from None
+            except (OSError, InvalidHandshake, InvalidURI, TimeoutError) as exc:
+                raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from None
+            if self._closing:
+                raise ClientClosed()
+            delay = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
+            await asyncio.sleep(delay * random.uniform(0.5, 1.0))  # backoff, jittered
+        raise AssertionError("unreachable")
 
     async def _recv(self, ws: ClientConnection) -> Any:
         """The next message the client understands. A message type it does not know is

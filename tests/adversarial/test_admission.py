@@ -160,3 +160,9 @@ async def test_over_the_wire_503_with_its_body_then_admitted(
     assert again.status == 101
     for ws in [*held, *other, again]:
         ws.close()
+
+
+@pytest.mark.parametrize(("per_s", "burst"), [(0.0, 8), (-1.0, 8), (4.0, 0)])
+def test_a_budget_that_would_refuse_everyone_is_a_bad_setting(per_s: float, burst: int) -> None:
+    with pytest.raises(ValueError, match="handshakes_per_s must be > 0"):
+        Server(ServerConfig(port=0, handshakes_per_s=per_s, handshake_burst=burst))

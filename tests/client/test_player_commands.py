@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import engine
 from client_cli.bots import GreedyBot
 from client_cli.main import main
@@ -175,3 +177,16 @@ def test_the_package_carries_the_rule_book() -> None:
         assert title.endswith(variant) and "Move notation" in body
         assert "**" not in body and "`" not in body
     assert "build down by one rank in the same suit" in variant_rules("perseverance")[1]
+
+
+@pytest.mark.parametrize(("flag", "value", "says"), [
+    ("--handshake-burst", "0", "must be >= 1, not 0"),
+    ("--handshakes-per-s", "0", "must be > 0, not 0"),
+])
+def test_serve_refuses_a_handshake_budget_that_admits_nobody(
+    flag: str, value: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", flag, value])
+    assert exit_.value.code == 2  # argparse's usage error: nothing started
+    assert says in capsys.readouterr().err
