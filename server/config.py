@@ -121,6 +121,12 @@ class ServerConfig:
     # benchmark watches one room with 1,000 (docs/BENCHMARKS.md); a larger audience
     # spreads over nodes (the limit is per node). `--max-spectators`.
     max_spectators_per_room: int = 2_000
+    # Of those, spectators whose hello did not set `ds` (older clients, or a hostile one
+    # skipping it on purpose): each costs the node a Progress and a Diff frame per move,
+    # where a `ds` spectator costs one Diffs frame per tick (~60 a second at most). 1,500
+    # of them on one mover pushed an honest player's ack p99 57 times up (docs/SECURITY.md,
+    # "Spectator fan-out"); beyond this, a spectator join without `ds` gets room_full.
+    max_legacy_spectators_per_room: int = 100
     # Rooms in one `list` reply (a page; RoomList.next asks for the next). Listing all
     # rooms took 778 ms at 20,000 rooms and exhausted the Redis pool at 300.
     list_page: int = 50

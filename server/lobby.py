@@ -131,20 +131,32 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     settings = msgspec.convert(record.settings, RoomSettings)
     if not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF)
-    _check_spectators(server, record.code)
+    _check_spectators(server, record.code, batched=bool(getattr(conn, "batched", False)))
     await _enter(server, conn, record, Member(conn, 0))
 
 
-def _check_spectators(server: Server, code: str) -> None:
+def _check_spectators(server: Server, code: str, *, batched: bool) -> None:
     """``room_full`` if the room already has ``max_spectators_per_room`` spectators on
     this node: every move goes to each of them, in one burst on the event loop
-    (ServerConfig). O(members), and a room's members are bounded by this cap plus its
-    seats."""
+    (ServerConfig); or, for a spectator whose hello did not set ``ds`` (it takes a
+    ``Progress`` and a ``Diff`` frame per move instead of one ``Diffs`` frame per tick),
+    if the room has ``max_legacy_spectators_per_room`` such spectators: a crowd of them
+    would cost the node two frames per move each. O(members), and a room's members are
+    bounded by the cap plus its seats."""
     room = server.rooms.get(code)
+    if room is None:
+        return
     cap = server.config.max_spectators_per_room
-    if room is not None and sum(not m.is_player for m in room.members.values()) >= cap:
+    spectators = [m for m in room.members.values() if not m.is_player]
+    if len(spectators) >= cap:
         raise ProtocolError(Code.ROOM_FULL,
                             f"room {code} has {cap} spectators on this node; try later")
+    legacy_cap = server.config.max_legacy_spectators_per_room
+    if not batched and sum(not m.batched for m in spectators) >= legacy_cap:
+        raise ProtocolError(Code.ROOM_FULL,
+                            f"room {code} has {legacy_cap} spectators taking a frame per "
+                            "move on this node; a client that takes Diffs frames (hello "
+                            "ds) may still join")
 
 
 async def _reclaim_offline_seat(server: Server, code: str) -> bool:

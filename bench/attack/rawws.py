@@ -27,9 +27,11 @@ def frame(opcode: int, payload: bytes) -> bytes:
     return frame_head(opcode, len(payload)) + mask + masked
 
 
-def hello_frame(name: str = "raw") -> bytes:
-    """A binary frame holding a protocol ``hello``."""
-    return frame(OP_BINARY, encode(m.Hello(version=PROTOCOL_VERSION, name=name)))
+def hello_frame(name: str = "raw", batched: bool = False) -> bytes:
+    """A binary frame holding a protocol ``hello`` (``batched``: it sets ``ds``, so as a
+    spectator it takes one ``Diffs`` frame per tick)."""
+    return frame(OP_BINARY, encode(m.Hello(version=PROTOCOL_VERSION, name=name,
+                                           batched=batched)))
 
 
 class RawWs:

@@ -1,6 +1,7 @@
 """Spectator fan-out: many spectators (raw connections that read and discard, from many
-addresses) watch one room whose bot moves at the default rate limit; every move is sent
-to every spectator.
+addresses) watch one room whose bot moves at the default rate limit; every move reaches
+every spectator (in one ``Diffs`` frame per tick, or with ``--legacy-spectators`` a frame
+pair per move, for as many as the server's cap on such spectators admits).
 
 The setup seats the mover and joins the spectators (the quiet phase has them idle); the
 attack phase is the mover moving. Reports spectators joined, moves made and the honest
@@ -31,6 +32,9 @@ def add_args(group: argparse._ArgumentGroup) -> None:
     group.add_argument("--spectators", type=int, default=1500, help="spectator connections")
     group.add_argument("--fanout-sources", type=int, default=30,
                        help="client addresses the spectators come from")
+    group.add_argument("--legacy-spectators", action="store_true",
+                       help="spectators do not set hello.ds (a frame per move each, as an "
+                       "older or hostile client; the server caps them per room)")
 
 
 async def _drain(ws: RawWs, counts: Counter[str]) -> None:
@@ -81,7 +85,7 @@ async def setup(ctx: Ctx) -> dict[str, Any]:
                 failures[str(ws.status)] += 1
                 ws.close()
                 return
-            ws.send(hello_frame(f"w{i}") + join)
+            ws.send(hello_frame(f"w{i}", batched=not ctx.args.legacy_spectators) + join)
             try:  # welcome, then joined or an error (room_full past the room's cap)
                 while not isinstance(reply := decode_server((await ws.read_frame())[1]),
                                      m.Joined | m.Error):
