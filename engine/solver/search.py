@@ -171,6 +171,7 @@ class _Run:
         self.seen: set[int] = set()
 
 
+TRAIL_LIMIT = 32  # moves kept to undo instead of restoring (a longer way back is rare)
 TABLEAU_PENALTY = 0  # heuristic units: when a position's other moves are tried, once its
 # foundation moves have been (at the position's own value)
 TAKEBACK_PENALTY = 20  # and its takebacks (two cards' worth later)
@@ -228,6 +229,11 @@ def _best_first(
     g = 0
     f = heuristic()
     later: Later | None = None  # the deferred moves of the entry popped, if it is one
+    # (key before, undo) of each move played since the board was last restored, oldest
+    # first: the board is the position after the last; undoing back to an ancestor gives
+    # the very board its snapshot holds (piles in the same order), as every board on
+    # this line is one the search expanded and snapshotted, or restored
+    trail: list[tuple[int, Undo]] = []
     while True:
         if later is None:  # a position to expand
             nodes += 1
@@ -290,12 +296,27 @@ def _best_first(
         elif steps % check_every == 0 and clock() > deadline:
             break
         f, _, snap, key, link, g, later = pop(heap)
-        if resumed or pos.key != key:  # (another run may have left the board anywhere)
+        if resumed:  # another run may have left the board anywhere
             restore(snap, key)
+            trail.clear()
             resumed = False
+        elif pos.key != key:
+            # Back to the parent: undo the moves played since the last restore when it
+            # is on that line (an undo is a tenth of a restore), else restore it
+            j = len(trail)
+            while j and trail[j - 1][0] != key:
+                j -= 1
+            if j:
+                while len(trail) >= j:
+                    undo(trail.pop()[1])
+            else:
+                restore(snap, key)
+                trail.clear()
         if later is None:
             assert link is not None  # a stored position always has a move
-            play(link[0])
+            if len(trail) >= TRAIL_LIMIT:
+                del trail[0]
+            trail.append((key, play(link[0])))
     run.nodes, run.positions = nodes, len(seen)
     run.best_left, run.best_link = best_left, best_link
     run.done = True
