@@ -113,6 +113,11 @@ def _replay(pos: Position, root: Any, root_key: int, path: list[Mv]) -> list[str
 def _clears(piles: list[list[int]], found: list[int]) -> bool:
     """Whether foundation moves alone empty the tableau: the position is then won (in
     the endgame this saves expanding one position per card)."""
+    for p in piles:  # usually no top card can go up: say so without copying anything
+        if p and found[p[-1] // 13] == p[-1] % 13:
+            break
+    else:
+        return not any(piles)
     heights = found[:]
     rest = [p[:] for p in piles if p]
     moved = True

@@ -33,6 +33,7 @@ class SinglePosition:
 
     __slots__ = (
         "_dead_check",
+        "_fit_bits",
         "_last",
         "_memo",
         "_needs",
@@ -68,6 +69,7 @@ class SinglePosition:
         self.piles = [p[:] for p in piles]
         self.found = found[:]
         self.fits = fits
+        self._fit_bits = tuple(sum(1 << c for c in set(cs)) for cs in fits)  # fits as masks
         self.empty_any = empty_any
         self.takeback = takeback
         self.restart_weights: tuple[int, ...] = ()  # no restarts but in Portuguese, below
@@ -166,8 +168,12 @@ class SinglePosition:
                     tops[c] = (i, -1)  # uncovers a card that then goes up at once
                 else:
                     tops[c] = (i, key ^ PAIR[c * SUPPORTS + u])
+        top_bits = 0  # the top cards as a bit mask: most piles take none of them
+        for c in tops:
+            top_bits |= _BIT[c]
+        fit_bits = self._fit_bits
         for j, q in enumerate(piles):
-            if q:
+            if q and fit_bits[q[-1]] & top_bits:
                 t = q[-1]
                 for c in fits[t]:
                     v = tops.get(c)
@@ -318,16 +324,29 @@ class SinglePosition:
     def snapshot(self) -> bytes:
         """The board as compact bytes: the four foundation heights, then the piles
         separated by 0xFF."""
-        return bytes(self.found) + b"\xff".join(bytes(p) for p in self.piles)
+        return bytes(self.found) + b"\xff".join(map(bytes, self.piles))
 
     def restore(self, snap: bytes, key: int) -> None:
         """Set the board to a ``snapshot`` whose key is ``key``."""
-        self.found = list(snap[:4])
-        self.piles = [list(p) for p in snap[4:].split(b"\xff")]
-        self.left = 52 - sum(self.found)
+        self.found = found = list(snap[:4])
+        parts = snap[4:].split(b"\xff")
+        self.piles = piles = [list(b) for b in parts]
+        self.left = 52 - sum(found)
         self.key = key
         self._last = None
-        self._reindex()
+        # as _reindex, but the piles' bytes are at hand for the share memo
+        where = [-1] * 52
+        memo, shares = self._memo, []
+        for i, b in enumerate(parts):
+            if not b:
+                shares.append(0)
+                continue
+            for c in b:
+                where[c] = i
+            share = memo.get(b)
+            shares.append(share if share is not None else self._share(piles[i]))
+        self._where = where
+        self._shares = shares
 
     def heuristic(self) -> int:
         """An estimate of the work left (lower is better; see docs/SOLVER.md): 10 per
