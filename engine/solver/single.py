@@ -35,6 +35,7 @@ class SinglePosition:
         "_dead_check",
         "_fit_bits",
         "_last",
+        "_limit_memo",
         "_memo",
         "_needs",
         "_newest",
@@ -77,6 +78,7 @@ class SinglePosition:
         self.key = order_free_key(self.piles)
         self.left = sum(len(p) for p in self.piles)
         self._memo: dict[bytes, int] = {}
+        self._limit_memo: dict[tuple[int, ...], list[int]] = {}
         self._last: Undo | None = None  # the last ``play`` if nothing came after it
         self._shares: list[int] = []  # per pile, _share(pile): kept up to date by play/undo
         self._where: list[int] = []  # per card, the pile it is in (-1: on its foundation)
@@ -135,6 +137,15 @@ class SinglePosition:
             share = memo[b] = self._pile_share(p) * 16 + 1
         return share
 
+    def _limits(self, found: list[int]) -> list[int]:
+        """``rank_limits`` of this board's rule, remembered per foundation heights (at
+        most 14**4 of them; a look-up is a fifth of the computation)."""
+        f = tuple(found)
+        lim = self._limit_memo.get(f)
+        if lim is None:
+            lim = self._limit_memo[f] = rank_limits(self.auto, found)
+        return lim
+
     # ------------------------------------------------------------------ moves
     def moves(self) -> list[tuple[Mv, int]]:
         """Every move worth trying (foundation moves, tableau moves, takebacks), each with
@@ -147,8 +158,7 @@ class SinglePosition:
             # calls, for the cost of storing a few lost positions (measured on seeds
             # 0-59 at 20,000 positions: as many deals decided, 12% less time)
             return []
-        auto = self.auto
-        limits = rank_limits(auto, found)
+        limits = self._limits(found)
         tops: dict[int, tuple[int, int]] = {}  # top card -> (pile, key once it has left)
         out: list[tuple[Mv, int]] = []
         first_empty = -1
@@ -257,14 +267,14 @@ class SinglePosition:
             if not p:
                 return _NO_AUTOS
             t = p[-1]
-            if found[t // 13] != t % 13 or t % 13 > rank_limits(auto, found)[t // 13]:
+            if found[t // 13] != t % 13 or t % 13 > self._limits(found)[t // 13]:
                 return _NO_AUTOS
         done: list[tuple[int, int]] = []
         where, shares = self._where, self._shares
         again = True
         while again:
             again = False
-            limits = rank_limits(auto, found)  # stale within a pass: only more cautious
+            limits = self._limits(found)  # stale within a pass: only more cautious
             for i, p in enumerate(piles):
                 moved = False
                 while p:
