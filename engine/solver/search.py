@@ -119,20 +119,22 @@ def _clears(piles: list[list[int]], found: list[int]) -> bool:
     else:
         return not any(piles)
     heights = found[:]
-    rest = [p[:] for p in piles if p]
+    sizes = [len(p) for p in piles]  # each pile's cards not yet sent up (no copies)
     moved = True
-    while moved and rest:
+    while moved:
         moved = False
-        for p in rest:
-            while p:
-                c = p[-1]
+        for i, p in enumerate(piles):
+            n = sizes[i]
+            while n:
+                c = p[n - 1]
                 if heights[c // 13] != c % 13:
                     break
                 heights[c // 13] += 1
-                p.pop()
+                n -= 1
+            if n != sizes[i]:
+                sizes[i] = n
                 moved = True
-        rest = [p for p in rest if p]
-    return not rest
+    return not any(sizes)
 
 
 def _foundation_moves(piles: list[list[int]], found: list[int]) -> list[tuple[Mv, int]]:
