@@ -230,9 +230,21 @@ class SinglePosition:
                          ^ PAIR[c * SUPPORTS + (q[-1] if q else ON_TABLE)])
             q.append(c)
             self._where[c] = dst
-            new[dst] = share(q)
-            new[src] = share(p)
-            autos = self._autoplay(src)
+            # _share and _autoplay's fast path inlined: the commonest play of all
+            memo = self._memo
+            v = memo.get(bytes(q))
+            new[dst] = v if v is not None else share(q)
+            if p:
+                v = memo.get(bytes(p))
+                new[src] = v if v is not None else share(p)
+                t = p[-1]
+                if self.found[t // 13] == t % 13 and self.auto:
+                    autos = self._autoplay(src)
+                else:
+                    autos = _NO_AUTOS
+            else:
+                new[src] = 0
+                autos = _NO_AUTOS
         elif kind == TO_FOUNDATION:
             p = piles[src]
             c = p.pop()
