@@ -402,17 +402,21 @@ class SinglePosition:
         in Portuguese (``_dead_check``): elsewhere a card may go to an empty pile or come
         back from a foundation, which the proof does not allow for.
 
-        A shortcut where the position was reached by ``play``ing a tableau move that
-        sent no card up, from a position this said was not lost (as the search does: it
-        expands only children of positions it expanded, and a lost one has no moves):
-        then any stuck set must hold the card moved, X. (Else the same set was stuck
-        before: the cards up are the same, and the only cards whose covers changed are
-        those under X's old and new places.) So unless X could be stuck -- not a King,
-        and no card one rank higher on top of a pile -- the position is not lost."""
+        A shortcut where the position was reached by ``play``ing a tableau move (and
+        the safe foundation moves after it) from a position this said was not lost (as
+        the search does: it expands only children of positions it expanded, and a lost
+        one has no moves): then any stuck set must hold the card moved, X. (Else the
+        same set was stuck before: only the cards under X's old and new places changed
+        covers, which matters only if X is in the set, and no card one rank higher than
+        a card Y of the set can have gone up safely while a lower card of Y's suit is
+        in the tableau: see docs/SOLVER.md.) So unless X could be stuck -- not a King,
+        and no card one rank higher on top of a pile -- the position is not lost; and
+        if it could, the fixed point stops as soon as it drops X."""
         if not self._dead_check:
             return False
         last = self._last
-        if last is not None and last[1][0] == TABLEAU and not last[2]:
+        must = 0
+        if last is not None and last[1][0] == TABLEAU:
             x = last[3]
             rank = x % 13 + 1  # the rank index X needs to move onto
             if rank == 13:
@@ -420,7 +424,8 @@ class SinglePosition:
             for p in self.piles:
                 if p and p[-1] % 13 == rank:
                     return False  # X has a way out
-        return bool(stuck_cards(self.piles, self.found))
+            must = _BIT[x]
+        return bool(stuck_cards(self.piles, self.found, must))
 
     def _pile_share(self, p: list[int]) -> int:
         """The part of the heuristic a pile alone decides, times 16, plus the number of
@@ -455,7 +460,7 @@ _RANK = tuple(sum(1 << (s * 13 + r) for s in range(4)) for r in range(13))
 _NEXT_RANK = tuple(_RANK[c % 13 + 1] if c % 13 < 12 else 0 for c in range(52))
 
 
-def stuck_cards(piles: list[list[int]], found: list[int]) -> int:
+def stuck_cards(piles: list[list[int]], found: list[int], must: int = 0) -> int:
     """The largest set S of Portuguese cards (a bit mask, bit c for card c) such that
     each card X of S is not a King, has a lower card of its suit lying under a card of
     S (in any pile: X itself, say), and has every card one rank higher either on its
@@ -469,7 +474,12 @@ def stuck_cards(piles: list[list[int]], found: list[int]) -> int:
     is no such move. (Rules assumed: one card moves at a time, onto a card one rank
     higher of any suit or, a King only, to an empty pile; nothing comes back from a
     foundation.) S is a greatest fixed point: start from every candidate, drop each
-    card with a way out, repeat."""
+    card with a way out, repeat.
+
+    ``must`` (a card's bit, or 0): the caller knows that every non-empty such set holds
+    that card (``SinglePosition._is_dead``); 0 is returned as soon as the card is ruled
+    out, which changes nothing when the caller is right (the largest set, the union of
+    all such sets, is then empty)."""
     tops = 0
     for p in piles:
         if p:
@@ -491,12 +501,12 @@ def stuck_cards(piles: list[list[int]], found: list[int]) -> int:
         if low:  # the suit's cards above its lowest card that is off the top
             cand |= (0x1FFF & ~((low & -low) * 2 - 1)) << (13 * suit)
     s &= cand & intab
-    if not s:
+    if not s or (must and not s & must):
         return 0
-    return _fixed_point(piles, s, intab)
+    return _fixed_point(piles, s, intab, must)
 
 
-def _fixed_point(piles: list[list[int]], s: int, intab: int) -> int:
+def _fixed_point(piles: list[list[int]], s: int, intab: int, must: int = 0) -> int:
     """``stuck_cards`` once the candidates ``s`` are known: drop the cards with a way out
     until none is left to drop (usually within a round or two)."""
     while True:
@@ -518,4 +528,6 @@ def _fixed_point(piles: list[list[int]], s: int, intab: int) -> int:
                 keep |= low
         if keep == s or not keep:
             return keep
+        if must and not keep & must:
+            return 0
         s = keep
