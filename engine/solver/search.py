@@ -178,7 +178,8 @@ class _Run:
         self.seen: set[int] = set()
 
 
-TRAIL_LIMIT = 32  # moves kept to undo instead of restoring (a longer way back is rare)
+TRAIL_LIMIT = 32  # moves kept to undo instead of restoring (a longer way back is rare;
+# 0 turns undoing back off)
 TABLEAU_PENALTY = 0  # heuristic units: when a position's other moves are tried, once its
 # foundation moves have been (at the position's own value)
 TAKEBACK_PENALTY = 20  # and its takebacks (two cards' worth later)
@@ -241,6 +242,7 @@ def _best_first(
     # the very board its snapshot holds (piles in the same order), as every board on
     # this line is one the search expanded and snapshotted, or restored
     trail: list[tuple[int, Undo]] = []
+    trail_limit = TRAIL_LIMIT  # 0: always restore (the tests compare the two)
     while True:
         if later is None:  # a position to expand
             nodes += 1
@@ -321,9 +323,11 @@ def _best_first(
                 trail.clear()
         if later is None:
             assert link is not None  # a stored position always has a move
-            if len(trail) >= TRAIL_LIMIT:
-                del trail[0]
-            trail.append((key, play(link[0])))
+            u = play(link[0])
+            if trail_limit:
+                if len(trail) >= trail_limit:
+                    del trail[0]
+                trail.append((key, u))
     run.nodes, run.positions = nodes, len(seen)
     run.best_left, run.best_link = best_left, best_link
     run.done = True
