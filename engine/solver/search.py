@@ -202,7 +202,9 @@ def _best_first(
     A stored position is its parent's snapshot and key plus the move that leads to it
     (``link``): one snapshot per *expanded* position instead of one per child, and
     when the position popped is a child of the board's current position (the usual
-    case: the search follows its best line) the board is not restored at all.
+    case: the search follows its best line) the board is not restored at all; when it
+    is a child of a position on the line played since the last restore (up to
+    ``TRAIL_LIMIT`` moves back), the board is undone back to that position.
 
     Partial expansion: most expanded positions lie on the line the search follows, and
     most moves of that line are foundation moves (with takeback, only Aces go up
