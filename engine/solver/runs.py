@@ -179,7 +179,7 @@ class RunsPosition:
     def snapshot(self) -> tuple[bytes, int]:
         """Foundation heights and piles as bytes (piles separated by 0xFF), and the
         redeals left."""
-        return (bytes(self.found) + b"\xff".join(bytes(p) for p in self.piles), self.redeals_left)
+        return (bytes(self.found) + b"\xff".join(map(bytes, self.piles)), self.redeals_left)
 
     def weigh(self, run: int) -> None:
         """Every run of a restart schedule uses the same heuristic here."""

@@ -113,21 +113,28 @@ def _replay(pos: Position, root: Any, root_key: int, path: list[Mv]) -> list[str
 def _clears(piles: list[list[int]], found: list[int]) -> bool:
     """Whether foundation moves alone empty the tableau: the position is then won (in
     the endgame this saves expanding one position per card)."""
+    for p in piles:  # usually no top card can go up: say so without copying anything
+        if p and found[p[-1] // 13] == p[-1] % 13:
+            break
+    else:
+        return not any(piles)
     heights = found[:]
-    rest = [p[:] for p in piles if p]
+    sizes = [len(p) for p in piles]  # each pile's cards not yet sent up (no copies)
     moved = True
-    while moved and rest:
+    while moved:
         moved = False
-        for p in rest:
-            while p:
-                c = p[-1]
+        for i, p in enumerate(piles):
+            n = sizes[i]
+            while n:
+                c = p[n - 1]
                 if heights[c // 13] != c % 13:
                     break
                 heights[c // 13] += 1
-                p.pop()
+                n -= 1
+            if n != sizes[i]:
+                sizes[i] = n
                 moved = True
-        rest = [p for p in rest if p]
-    return not rest
+    return not any(sizes)
 
 
 def _foundation_moves(piles: list[list[int]], found: list[int]) -> list[tuple[Mv, int]]:
@@ -171,6 +178,8 @@ class _Run:
         self.seen: set[int] = set()
 
 
+TRAIL_LIMIT = 32  # moves kept to undo instead of restoring (a longer way back is rare;
+# 0 turns undoing back off)
 TABLEAU_PENALTY = 0  # heuristic units: when a position's other moves are tried, once its
 # foundation moves have been (at the position's own value)
 TAKEBACK_PENALTY = 20  # and its takebacks (two cards' worth later)
@@ -193,7 +202,9 @@ def _best_first(
     A stored position is its parent's snapshot and key plus the move that leads to it
     (``link``): one snapshot per *expanded* position instead of one per child, and
     when the position popped is a child of the board's current position (the usual
-    case: the search follows its best line) the board is not restored at all.
+    case: the search follows its best line) the board is not restored at all; when it
+    is a child of a position on the line played since the last restore (up to
+    ``TRAIL_LIMIT`` moves back), the board is undone back to that position.
 
     Partial expansion: most expanded positions lie on the line the search follows, and
     most moves of that line are foundation moves (with takeback, only Aces go up
@@ -228,6 +239,12 @@ def _best_first(
     g = 0
     f = heuristic()
     later: Later | None = None  # the deferred moves of the entry popped, if it is one
+    # (key before, undo) of each move played since the board was last restored, oldest
+    # first: the board is the position after the last; undoing back to an ancestor gives
+    # the very board its snapshot holds (piles in the same order), as every board on
+    # this line is one the search expanded and snapshotted, or restored
+    trail: list[tuple[int, Undo]] = []
+    trail_limit = TRAIL_LIMIT  # 0: always restore (the tests compare the two)
     while True:
         if later is None:  # a position to expand
             nodes += 1
@@ -290,12 +307,29 @@ def _best_first(
         elif steps % check_every == 0 and clock() > deadline:
             break
         f, _, snap, key, link, g, later = pop(heap)
-        if resumed or pos.key != key:  # (another run may have left the board anywhere)
+        if resumed:  # another run may have left the board anywhere
             restore(snap, key)
+            trail.clear()
             resumed = False
+        elif pos.key != key:
+            # Back to the parent: undo the moves played since the last restore when it
+            # is on that line (an undo is a tenth of a restore), else restore it
+            j = len(trail)
+            while j and trail[j - 1][0] != key:
+                j -= 1
+            if j:
+                while len(trail) >= j:
+                    undo(trail.pop()[1])
+            else:
+                restore(snap, key)
+                trail.clear()
         if later is None:
             assert link is not None  # a stored position always has a move
-            play(link[0])
+            u = play(link[0])
+            if trail_limit:
+                if len(trail) >= trail_limit:
+                    del trail[0]
+                trail.append((key, u))
     run.nodes, run.positions = nodes, len(seen)
     run.best_left, run.best_link = best_left, best_link
     run.done = True

@@ -33,7 +33,9 @@ class SinglePosition:
 
     __slots__ = (
         "_dead_check",
+        "_fit_bits",
         "_last",
+        "_limit_memo",
         "_memo",
         "_needs",
         "_newest",
@@ -68,6 +70,7 @@ class SinglePosition:
         self.piles = [p[:] for p in piles]
         self.found = found[:]
         self.fits = fits
+        self._fit_bits = tuple(sum(1 << c for c in set(cs)) for cs in fits)  # fits as masks
         self.empty_any = empty_any
         self.takeback = takeback
         self.restart_weights: tuple[int, ...] = ()  # no restarts but in Portuguese, below
@@ -75,6 +78,7 @@ class SinglePosition:
         self.key = order_free_key(self.piles)
         self.left = sum(len(p) for p in self.piles)
         self._memo: dict[bytes, int] = {}
+        self._limit_memo: dict[tuple[int, ...], list[int]] = {}
         self._last: Undo | None = None  # the last ``play`` if nothing came after it
         self._shares: list[int] = []  # per pile, _share(pile): kept up to date by play/undo
         self._where: list[int] = []  # per card, the pile it is in (-1: on its foundation)
@@ -133,6 +137,15 @@ class SinglePosition:
             share = memo[b] = self._pile_share(p) * 16 + 1
         return share
 
+    def _limits(self, found: list[int]) -> list[int]:
+        """``rank_limits`` of this board's rule, remembered per foundation heights (at
+        most 14**4 of them; a look-up is a fifth of the computation)."""
+        f = tuple(found)
+        lim = self._limit_memo.get(f)
+        if lim is None:
+            lim = self._limit_memo[f] = rank_limits(self.auto, found)
+        return lim
+
     # ------------------------------------------------------------------ moves
     def moves(self) -> list[tuple[Mv, int]]:
         """Every move worth trying (foundation moves, tableau moves, takebacks), each with
@@ -145,8 +158,7 @@ class SinglePosition:
             # calls, for the cost of storing a few lost positions (measured on seeds
             # 0-59 at 20,000 positions: as many deals decided, 12% less time)
             return []
-        auto = self.auto
-        limits = rank_limits(auto, found)
+        limits = self._limits(found)
         tops: dict[int, tuple[int, int]] = {}  # top card -> (pile, key once it has left)
         out: list[tuple[Mv, int]] = []
         first_empty = -1
@@ -166,8 +178,12 @@ class SinglePosition:
                     tops[c] = (i, -1)  # uncovers a card that then goes up at once
                 else:
                     tops[c] = (i, key ^ PAIR[c * SUPPORTS + u])
+        top_bits = 0  # the top cards as a bit mask: most piles take none of them
+        for c in tops:
+            top_bits |= _BIT[c]
+        fit_bits = self._fit_bits
         for j, q in enumerate(piles):
-            if q:
+            if q and fit_bits[q[-1]] & top_bits:
                 t = q[-1]
                 for c in fits[t]:
                     v = tops.get(c)
@@ -214,9 +230,21 @@ class SinglePosition:
                          ^ PAIR[c * SUPPORTS + (q[-1] if q else ON_TABLE)])
             q.append(c)
             self._where[c] = dst
-            new[dst] = share(q)
-            new[src] = share(p)
-            autos = self._autoplay(src)
+            # _share and _autoplay's fast path inlined: the commonest play of all
+            memo = self._memo
+            v = memo.get(bytes(q))
+            new[dst] = v if v is not None else share(q)
+            if p:
+                v = memo.get(bytes(p))
+                new[src] = v if v is not None else share(p)
+                t = p[-1]
+                if self.found[t // 13] == t % 13 and self.auto:
+                    autos = self._autoplay(src)
+                else:
+                    autos = _NO_AUTOS
+            else:
+                new[src] = 0
+                autos = _NO_AUTOS
         elif kind == TO_FOUNDATION:
             p = piles[src]
             c = p.pop()
@@ -251,14 +279,14 @@ class SinglePosition:
             if not p:
                 return _NO_AUTOS
             t = p[-1]
-            if found[t // 13] != t % 13 or t % 13 > rank_limits(auto, found)[t // 13]:
+            if found[t // 13] != t % 13 or t % 13 > self._limits(found)[t // 13]:
                 return _NO_AUTOS
         done: list[tuple[int, int]] = []
         where, shares = self._where, self._shares
         again = True
         while again:
             again = False
-            limits = rank_limits(auto, found)  # stale within a pass: only more cautious
+            limits = self._limits(found)  # stale within a pass: only more cautious
             for i, p in enumerate(piles):
                 moved = False
                 while p:
@@ -318,16 +346,29 @@ class SinglePosition:
     def snapshot(self) -> bytes:
         """The board as compact bytes: the four foundation heights, then the piles
         separated by 0xFF."""
-        return bytes(self.found) + b"\xff".join(bytes(p) for p in self.piles)
+        return bytes(self.found) + b"\xff".join(map(bytes, self.piles))
 
     def restore(self, snap: bytes, key: int) -> None:
         """Set the board to a ``snapshot`` whose key is ``key``."""
-        self.found = list(snap[:4])
-        self.piles = [list(p) for p in snap[4:].split(b"\xff")]
-        self.left = 52 - sum(self.found)
+        self.found = found = list(snap[:4])
+        parts = snap[4:].split(b"\xff")
+        self.piles = piles = [list(b) for b in parts]
+        self.left = 52 - sum(found)
         self.key = key
         self._last = None
-        self._reindex()
+        # as _reindex, but the piles' bytes are at hand for the share memo
+        where = [-1] * 52
+        memo, shares = self._memo, []
+        for i, b in enumerate(parts):
+            if not b:
+                shares.append(0)
+                continue
+            for c in b:
+                where[c] = i
+            share = memo.get(b)
+            shares.append(share if share is not None else self._share(piles[i]))
+        self._where = where
+        self._shares = shares
 
     def heuristic(self) -> int:
         """An estimate of the work left (lower is better; see docs/SOLVER.md): 10 per
@@ -361,17 +402,21 @@ class SinglePosition:
         in Portuguese (``_dead_check``): elsewhere a card may go to an empty pile or come
         back from a foundation, which the proof does not allow for.
 
-        A shortcut where the position was reached by ``play``ing a tableau move that
-        sent no card up, from a position this said was not lost (as the search does: it
-        expands only children of positions it expanded, and a lost one has no moves):
-        then any stuck set must hold the card moved, X. (Else the same set was stuck
-        before: the cards up are the same, and the only cards whose covers changed are
-        those under X's old and new places.) So unless X could be stuck -- not a King,
-        and no card one rank higher on top of a pile -- the position is not lost."""
+        A shortcut where the position was reached by ``play``ing a tableau move (and
+        the safe foundation moves after it) from a position this said was not lost (as
+        the search does: it expands only children of positions it expanded, and a lost
+        one has no moves): then any stuck set must hold the card moved, X. (Else the
+        same set was stuck before: only the cards under X's old and new places changed
+        covers, which matters only if X is in the set, and no card one rank higher than
+        a card Y of the set can have gone up safely while a lower card of Y's suit is
+        in the tableau: see docs/SOLVER.md.) So unless X could be stuck -- not a King,
+        and no card one rank higher on top of a pile -- the position is not lost; and
+        if it could, the fixed point stops as soon as it drops X."""
         if not self._dead_check:
             return False
         last = self._last
-        if last is not None and last[1][0] == TABLEAU and not last[2]:
+        must = 0
+        if last is not None and last[1][0] == TABLEAU:
             x = last[3]
             rank = x % 13 + 1  # the rank index X needs to move onto
             if rank == 13:
@@ -379,7 +424,8 @@ class SinglePosition:
             for p in self.piles:
                 if p and p[-1] % 13 == rank:
                     return False  # X has a way out
-        return bool(stuck_cards(self.piles, self.found))
+            must = _BIT[x]
+        return bool(stuck_cards(self.piles, self.found, must))
 
     def _pile_share(self, p: list[int]) -> int:
         """The part of the heuristic a pile alone decides, times 16, plus the number of
@@ -414,7 +460,7 @@ _RANK = tuple(sum(1 << (s * 13 + r) for s in range(4)) for r in range(13))
 _NEXT_RANK = tuple(_RANK[c % 13 + 1] if c % 13 < 12 else 0 for c in range(52))
 
 
-def stuck_cards(piles: list[list[int]], found: list[int]) -> int:
+def stuck_cards(piles: list[list[int]], found: list[int], must: int = 0) -> int:
     """The largest set S of Portuguese cards (a bit mask, bit c for card c) such that
     each card X of S is not a King, has a lower card of its suit lying under a card of
     S (in any pile: X itself, say), and has every card one rank higher either on its
@@ -428,7 +474,12 @@ def stuck_cards(piles: list[list[int]], found: list[int]) -> int:
     is no such move. (Rules assumed: one card moves at a time, onto a card one rank
     higher of any suit or, a King only, to an empty pile; nothing comes back from a
     foundation.) S is a greatest fixed point: start from every candidate, drop each
-    card with a way out, repeat."""
+    card with a way out, repeat.
+
+    ``must`` (a card's bit, or 0): the caller knows that every non-empty such set holds
+    that card (``SinglePosition._is_dead``); 0 is returned as soon as the card is ruled
+    out, which changes nothing when the caller is right (the largest set, the union of
+    all such sets, is then empty)."""
     tops = 0
     for p in piles:
         if p:
@@ -450,12 +501,12 @@ def stuck_cards(piles: list[list[int]], found: list[int]) -> int:
         if low:  # the suit's cards above its lowest card that is off the top
             cand |= (0x1FFF & ~((low & -low) * 2 - 1)) << (13 * suit)
     s &= cand & intab
-    if not s:
+    if not s or (must and not s & must):
         return 0
-    return _fixed_point(piles, s, intab)
+    return _fixed_point(piles, s, intab, must)
 
 
-def _fixed_point(piles: list[list[int]], s: int, intab: int) -> int:
+def _fixed_point(piles: list[list[int]], s: int, intab: int, must: int = 0) -> int:
     """``stuck_cards`` once the candidates ``s`` are known: drop the cards with a way out
     until none is left to drop (usually within a round or two)."""
     while True:
@@ -477,4 +528,6 @@ def _fixed_point(piles: list[list[int]], s: int, intab: int) -> int:
                 keep |= low
         if keep == s or not keep:
             return keep
+        if must and not keep & must:
+            return 0
         s = keep

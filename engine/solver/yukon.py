@@ -214,7 +214,7 @@ class YukonPosition:
     # ------------------------------------------------------------ best-first
     def snapshot(self) -> bytes:
         """Foundation heights, face-down counts, then the piles separated by 0xFF."""
-        return bytes(self.found) + bytes(self.down) + b"\xff".join(bytes(p) for p in self.piles)
+        return bytes(self.found) + bytes(self.down) + b"\xff".join(map(bytes, self.piles))
 
     def weigh(self, run: int) -> None:
         """Every run of a restart schedule uses the same heuristic here."""
