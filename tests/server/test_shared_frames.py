@@ -7,7 +7,6 @@ a tick ``TICK_WRITE_SLICE`` spectators per loop callback."""
 
 from __future__ import annotations
 
-import asyncio
 from types import SimpleNamespace
 from typing import Any
 
@@ -225,15 +224,16 @@ class DeferringPeer(BatchedPeer):
         super().send_frame(frame)
 
 
-async def _iterate(room: Any, max_iterations: int = 50) -> list[int]:
-    """Let the loop run one iteration at a time (a slice is one callback: what is under
-    test is what happens per iteration, not when) until the room's tick is out; the
-    number of spectators done after each."""
+def _run_slices(room: Any, max_slices: int = 50) -> list[int]:
+    """Run the tick's remaining slices one at a time, as the loop would, each time
+    checking that the rest was left to a callback of its own (``_write_handle``) rather
+    than written at once; the number of spectators done after each."""
     done = []
-    for _ in range(max_iterations):
+    for _ in range(max_slices):
         if not room._writes:
             return done
-        await asyncio.sleep(0)
+        assert room._write_handle is not None  # the rest waits for the next loop callback
+        room._write_slice()  # that callback, run here rather than by the loop
         done.append(sum(1 for member in room.members.values() if member.conn.sent))
     raise AssertionError("the tick never finished going out")
 
@@ -248,7 +248,7 @@ async def test_a_room_writes_a_tick_one_slice_per_loop_callback() -> None:
         await room._on_event(ev.encode_event(event))
     room._flush_tick()
     written = [sum(1 for p in peers if p.sent)]
-    written += await _iterate(room)  # other callbacks (the players') run between slices
+    written += _run_slices(room)  # other callbacks (the players') run between slices
     assert written == [TICK_WRITE_SLICE, 2 * TICK_WRITE_SLICE, len(peers)]
     for peer in peers:
         assert [type(x) for x in peer.sent] == [Diffs]
@@ -269,7 +269,7 @@ async def test_the_next_tick_finishes_the_last_one_first() -> None:
     for event in events[2:]:
         await room._on_event(ev.encode_event(event))
     room._flush_tick()
-    await _iterate(room)
+    _run_slices(room)
     for peer in peers:
         assert [[d.seq for d in f.diffs] for f in peer.sent] == [[1, 2], [3, 4]]
 
@@ -285,14 +285,14 @@ async def test_the_next_tick_waits_for_the_last_one_to_be_out() -> None:
     assert room._writes  # the first tick is still going out
     await room._on_event(ev.encode_event(events[1]))
     assert room._tick_timer is None  # no tick is scheduled while one is being written
-    await _iterate(room)
+    _run_slices(room)
     timer = room._tick_timer
     assert timer is not None  # the last slice scheduled it: move 2 is waiting
     # due a whole interval after the last write (the loop's clock, not the wall's)
     assert abs(timer.when() - (room._tick_last + 0.050)) < 1e-3  # type: ignore[attr-defined]
     assert all([[d.seq for d in f.diffs] for f in p.sent] == [[1]] for p in peers)
     room._flush_tick()
-    await _iterate(room)
+    _run_slices(room)
     assert all([[d.seq for d in f.diffs] for f in p.sent] == [[1], [2]] for p in peers)
 
 
