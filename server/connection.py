@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 
 from protocol import (
@@ -60,23 +61,15 @@ _last_wire: tuple[bytes, bytes] | None = None  # (payload, its frame): ``wire_fr
 
 
 def wire_frame(payload: bytes) -> bytes:
-    """``payload`` as one complete websocket binary frame as a server sends it (RFC 6455
-    5.2: FIN and the binary opcode, unmasked, no extension; the tests check it against
-    websockets' own framing): the same bytes for every connection that negotiated no
-    extension. The last payload's frame is kept (by identity), so a payload going to
-    many connections in a row (a tick, a rival's ``Progress``) is framed once."""
+    """``payload`` as one complete websocket binary frame as a server sends it (FIN set,
+    unmasked, no extension), framed by websockets itself: the same bytes for every
+    connection that negotiated no extension. The last payload's frame is kept (by
+    identity), so a payload going to many connections in a row is framed once."""
     global _last_wire
     last = _last_wire
     if last is not None and last[0] is payload:
         return last[1]
-    size = len(payload)
-    if size < 126:
-        head = bytes((0x82, size))
-    elif size < 65536:
-        head = b"\x82\x7e" + size.to_bytes(2, "big")
-    else:
-        head = b"\x82\x7f" + size.to_bytes(8, "big")
-    wire = head + payload
+    wire = Frame(Opcode.BINARY, payload).serialize(mask=False)
     _last_wire = (payload, wire)
     return wire
 
@@ -106,7 +99,7 @@ class Connection:
 
     __slots__ = (
         "_closing", "_credits", "_deferred", "_idle_timer", "_last_in", "_queue",
-        "_queued_bytes", "_stopped", "_unflushed", "_unflushed_frames", "_wires", "_writer_task",
+        "_queued_bytes", "_stopped", "_unflushed", "_unflushed_frames", "_writer_task",
         "address", "batched", "bot", "config", "hello_done", "id", "legal_moves", "member",
         "name", "room", "rooms_used", "server", "ws",
     )
@@ -133,7 +126,6 @@ class Connection:
         self._queued_bytes = 0  # sum of len() over _queue
         self._unflushed = 0  # bytes framed this tick, written at its end (``_flush``)
         self._unflushed_frames = 0
-        self._wires: list[bytes] | None = None  # this tick's frames, framed (``_emit``)
         self._writer_task: asyncio.Task[None] | None = None
         self._deferred: bytes | None = None  # a payload held for write_deferred
         self._closing: tuple[Code, str] | None = None
@@ -198,20 +190,12 @@ class Connection:
             # What websockets.broadcast does for one connection — frame it, write it —
             # except that the write waits for the end of this loop tick, so the frames
             # a tick makes for one client (a pipelining player's acks, a rival's
-            # Progress and Ranking) leave in one system call. Framed by ``wire_frame``
-            # (a frame going to many, a rival's Progress, is framed once), unless an
-            # extension (compression) makes the frame this connection's own.
-            if ws.protocol.extensions:
-                try:
-                    ws.protocol.send_binary(frame)
-                except Exception:  # the connection is closing under us: the reader sees it
-                    log.debug("connection %s: direct write failed", self.id, exc_info=True)
-                    return
-            else:
-                wires = self._wires
-                if wires is None:
-                    wires = self._wires = []
-                wires.append(wire_frame(frame))
+            # Progress and Ranking) leave in one system call.
+            try:
+                ws.protocol.send_binary(frame)
+            except Exception:  # the connection is closing under us: the reader sees it
+                log.debug("connection %s: direct write failed", self.id, exc_info=True)
+                return
             self._unflushed += len(frame)
             self._unflushed_frames += 1
             if self._unflushed_frames == 1:
@@ -271,15 +255,8 @@ class Connection:
     def _flush(self) -> None:
         """Write the frames framed in this tick (one ``writelines``: one system call)."""
         frames, self._unflushed_frames, self._unflushed = self._unflushed_frames, 0, 0
-        wires, self._wires = self._wires, None
         ws = self.ws
         try:
-            if wires:
-                if ws.protocol.state is not State.OPEN:
-                    return  # websockets sent a close meanwhile: no data frame after it
-                ws.transport.writelines(wires)
-                self.server.metrics.frames_out.inc(frames)
-                return
             data = ws.protocol.data_to_send()  # empty if websockets wrote them meanwhile
             if data and all(data):
                 ws.transport.writelines(data)
@@ -326,8 +303,6 @@ class Connection:
         """Drain the backlog (waiting for the transport), then send the close if one was
         asked; exit once there is nothing left to do (frames go direct again)."""
         try:
-            if self._unflushed_frames:  # frames of this tick go before the backlog
-                self._flush()
             while self._queue:
                 frame = self._queue.popleft()
                 self._queued_bytes -= len(frame)

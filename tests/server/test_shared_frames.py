@@ -294,36 +294,3 @@ async def test_the_next_tick_waits_for_the_last_one_to_be_out() -> None:
     room._flush_tick()
     _run_slices(room)
     assert all([[d.seq for d in f.diffs] for f in p.sent] == [[1], [2]] for p in peers)
-
-
-async def test_a_frame_sent_to_many_connections_in_a_row_is_framed_once() -> None:
-    progress = _payload(11)  # one encoded Progress, sent to every rival
-    pairs = [_connection() for _ in range(3)]
-    for conn, _ in pairs:
-        conn.send_frame(progress)
-    wires = [conn._wires for conn, _ in pairs]
-    assert all(w is not None and len(w) == 1 for w in wires)
-    assert wires[0][0] is wires[1][0] is wires[2][0]  # type: ignore[index]  # one object
-    for conn, ws in pairs:
-        conn._flush()
-        assert [f.data for f in _parsed(ws.transport.data)] == [progress]
-
-
-async def test_frames_of_the_tick_are_not_written_after_a_close_websockets_sent() -> None:
-    conn, ws = _connection()
-    conn.send_frame(_payload(12))
-    ws.protocol.state = State.CLOSING  # e.g. the client's Close was answered meanwhile
-    conn._flush()
-    assert ws.transport.data == b""
-
-
-async def test_the_frames_of_the_tick_go_before_a_backlog() -> None:
-    conn, ws = _connection()
-    a, b = _payload(13), _payload(14)
-    conn.send_frame(a)  # framed for the end of the tick
-    ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
-    conn.send_frame(b)  # the transport is backed up: queued, the writer starts
-    writer = conn._writer_task
-    assert writer is not None
-    await writer
-    assert [f.data for f in _parsed(ws.transport.data)] == [a] and ws.sent == [b]
