@@ -19,21 +19,13 @@ from server.app import Server
 from server.config import ServerConfig
 from server.credits import LIGHT_HANDSHAKES
 
+from ..clocks import HandClock
+
 BURST, PER_S = 8, 4.0  # 6 + 2 at once, then 3 + 1 a second
 BUSY_BODY = b"server busy or shutting down; retry\n"
 
 
-class Clock:
-    """A monotonic clock the test moves."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _server(clock: Clock, **overrides: Any) -> Server:
+def _server(clock: HandClock, **overrides: Any) -> Server:
     return Server(ServerConfig(port=0, handshake_burst=BURST, handshakes_per_s=PER_S,
                                monotonic=clock, **overrides))
 
@@ -52,7 +44,7 @@ def _busy(server: Server, ip: str, handshakes: int = LIGHT_HANDSHAKES) -> None:
 
 
 def test_the_burst_then_503_until_the_clock_moves() -> None:
-    clock = Clock()
+    clock = HandClock()
     server = _server(clock)
     # A busy address (under its 64 connections and 120 handshakes a minute): the shared
     # 6, then 503: it may not touch the reserve.
@@ -68,7 +60,7 @@ def test_the_burst_then_503_until_the_clock_moves() -> None:
 
 
 def test_a_busy_address_cannot_starve_a_reconnecting_player() -> None:
-    clock = Clock()
+    clock = HandClock()
     server = _server(clock)
     flood = [f"10.0.0.{i}" for i in range(5)]
     for ip in flood:
@@ -91,7 +83,7 @@ def test_a_busy_address_cannot_starve_a_reconnecting_player() -> None:
 
 
 def test_the_node_never_admits_more_than_its_rate() -> None:
-    clock = Clock()
+    clock = HandClock()
     server = _server(clock)
     # Nine new addresses at once: the burst (6 shared, then 2 reserved), then 503.
     assert [_admit(server, f"10.9.0.{i}") for i in range(9)] == [None] * 8 + [503]
@@ -103,7 +95,7 @@ def test_the_node_never_admits_more_than_its_rate() -> None:
 
 
 def test_a_429_spends_none_of_the_budget() -> None:
-    clock = Clock()
+    clock = HandClock()
     server = _server(clock, max_connections_per_address=2)
     _busy(server, "10.0.0.1")  # (its handshakes ended: it holds no connection)
     statuses = [_admit(server, "10.0.0.1") for _ in range(50)]
@@ -113,7 +105,7 @@ def test_a_429_spends_none_of_the_budget() -> None:
 
 
 def test_a_trusted_proxy_takes_the_budget_as_a_light_address() -> None:
-    clock = Clock()
+    clock = HandClock()
     server = _server(clock, trusted_proxies=("10.5.5.5/32",))
     # The client behind the proxy is not known at accept: each connection is light.
     assert [_admit(server, "10.5.5.5") for _ in range(10)] == [None] * 8 + [503] * 2
@@ -125,9 +117,9 @@ def test_a_trusted_proxy_takes_the_budget_as_a_light_address() -> None:
 
 
 @pytest.fixture
-async def budget_server() -> AsyncIterator[tuple[Server, Clock]]:
+async def budget_server() -> AsyncIterator[tuple[Server, HandClock]]:
     """A real server (in this process: its clock is the test's) with a burst of 8."""
-    clock = Clock()
+    clock = HandClock()
     server = _server(clock, host="127.0.0.1", max_connections_per_address=1000,
                      connects_per_minute=1000, allow_volatile_store=True)
     await server.start()
@@ -136,7 +128,7 @@ async def budget_server() -> AsyncIterator[tuple[Server, Clock]]:
 
 
 async def test_over_the_wire_503_with_its_body_then_admitted(
-        budget_server: tuple[Server, Clock]) -> None:
+        budget_server: tuple[Server, HandClock]) -> None:
     server, clock = budget_server
     held: list[RawWs] = []
     statuses = []

@@ -16,18 +16,12 @@ from client_cli.sdk.errors import ConnectionLost
 from server.app import Server
 from server.config import ServerConfig
 
+from ..clocks import HandClock
+
 BURST = 4  # 3 shared + 1 kept for light addresses (a quarter)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-async def _node(clock: Clock) -> tuple[Server, list[int], asyncio.Event]:
+async def _node(clock: HandClock) -> tuple[Server, list[int], asyncio.Event]:
     # A budget of BURST, refilled at 1 a second of the test's clock.
     server = Server(ServerConfig(host="127.0.0.1", port=0, handshake_burst=BURST,
                                  handshakes_per_s=1.0, monotonic=clock))
@@ -48,7 +42,7 @@ async def _node(clock: Clock) -> tuple[Server, list[int], asyncio.Event]:
 
 
 async def test_connect_waits_out_a_busy_node() -> None:
-    clock = Clock()
+    clock = HandClock()
     server, refusals, refused = await _node(clock)
     first = [RaceClient(server.url, f"p{i}", backoff_s=0.01, max_backoff_s=0.05)
              for i in range(BURST)]
@@ -71,7 +65,7 @@ async def test_connect_waits_out_a_busy_node() -> None:
 
 
 async def test_without_patience_a_busy_node_is_connection_lost() -> None:
-    clock = Clock()
+    clock = HandClock()
     server, refusals, _ = await _node(clock)
     first = [RaceClient(server.url, f"p{i}") for i in range(BURST)]
     try:

@@ -16,6 +16,7 @@ from server.app import Server
 from server.store import SeatRecord, StoreUnavailable
 from server.store.memory import MemoryStore
 
+from ..clocks import HandClock
 from .client import Board, TestClient
 from .conftest import ServerFactory
 
@@ -215,16 +216,6 @@ async def test_spectators_cannot_play(server: Server) -> None:
     assert isinstance(reply, m.Rejected) and reply.code == "not_a_player"
     await watcher.send(m.Ready())
     await watcher.expect_error("not_a_player")
-
-
-class HandClock:
-    """A monotonic clock (seconds) that moves only when the test says so."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 async def test_a_flood_is_rate_limited_and_the_connection_recovers(
