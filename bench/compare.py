@@ -185,7 +185,8 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
                       ("ack_p99_ms", "player ack p99 ms", "≤ 20 ms"),
                       ("frames_per_move_spectator", "frames per move per spectator", "")])
         return await alternate(row, rounds, broadcast, memory, lambda c, s: spectated_room(
-            c.url, c.port, s, c.pid, args.movers, args.spectators, seconds, 0.0), fresh=True)
+            c.url, c.port, s, c.pid, args.movers, args.spectators, seconds, 0.0,
+            args.fanout_window), fresh=True)
     if name == "paced":
         row = Row(f"same room paced at {args.paced:g} moves/s", "bare broadcast", [
             ("cpu_us_per_frame", "CPU µs per frame delivered to a spectator", "≤ 8.9 µs"),
@@ -223,6 +224,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=8, help="saturated rows: moves in flight")
     parser.add_argument("--movers", type=int, default=16, help="fan-out rows: players")
     parser.add_argument("--spectators", type=int, default=1000, help="fan-out rows")
+    parser.add_argument("--fanout-window", type=int, default=4,
+                        help="saturated fan-out rows: moves each mover keeps in flight")
     parser.add_argument("--paced", type=float, default=16.0, help="paced row: room moves/s")
     parser.add_argument("--conns", default="5000,9000", help="idle connection counts")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
