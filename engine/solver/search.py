@@ -234,6 +234,8 @@ def _best_first(
     snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
     pop, push = heapq.heappop, heapq.heappush
     first = pos.foundation_first
+    # a board may tell cheaply that foundation moves alone cannot win (SinglePosition)
+    clears = getattr(pos, "clears", None)
     steps = 0
     link: Link = None
     g = 0
@@ -248,7 +250,7 @@ def _best_first(
     while True:
         if later is None:  # a position to expand
             nodes += 1
-            if _clears(pos.piles, pos.found):
+            if clears() if clears is not None else _clears(pos.piles, pos.found):
                 run.won = _finish(pos, link)
                 break
             g += g_weight

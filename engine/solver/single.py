@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..moves import TABLEAU, TAKEBACK, TO_FOUNDATION
 from .keys import ON_TABLE, PAIR, SUPPORTS, order_free_key
 from .safety import AutoRule, rank_limits
-from .search import Mv, Undo
+from .search import Mv, Undo, _clears
 
 _SUITS = "SHDC"
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
@@ -124,8 +124,10 @@ class SinglePosition:
     def _share(self, p: list[int]) -> int:
         """A pile's part of the heuristic, packed so that the shares of all piles can be
         summed at once: ``((score * 16 + kings) * 16) + 1`` for a pile (``_pile_share``
-        gives score and kings), 0 for an empty one. The low 4 bits of a sum count the
-        non-empty piles (at most 13), the next 4 the Kings off the bottom (at most 4)."""
+        gives score and kings), plus its cards above a lower card of their suit times
+        ``2**_INV_SHIFT``; 0 for an empty one. The low 4 bits of a sum count the
+        non-empty piles (at most 13), the next 4 the Kings off the bottom (at most 4),
+        the next 28 the score, the rest the cards above a lower card of their suit."""
         if not p:
             return 0
         b = bytes(p)
@@ -379,7 +381,7 @@ class SinglePosition:
         total = sum(self._shares)
         empties = len(piles) - (total & 15)
         kings = (total >> 4) & 15
-        score = 10 * self.left + (total >> 8)
+        score = 10 * self.left + ((total >> 8) & _SCORE_MASK)
         score -= 8 * (empties if self.empty_any else min(empties, kings))
         need = self._w_need
         for s in range(4):
@@ -389,6 +391,14 @@ class SinglePosition:
                 p = piles[where[c]]
                 score += need * (len(p) - 1 - p.index(c))
         return score
+
+    def clears(self) -> bool:
+        """Whether foundation moves alone empty the tableau (``search._clears``), told
+        at once when some card lies above a lower card of its own suit: that one can
+        never go up first, so they cannot (the usual case, until the very end)."""
+        if sum(self._shares) >> _INV_SHIFT:
+            return False
+        return _clears(self.piles, self.found)
 
     def weigh(self, run: int) -> None:
         """Use the digging weight and the tie order of run ``run`` of the restart
@@ -431,9 +441,10 @@ class SinglePosition:
         """The part of the heuristic a pile alone decides, times 16, plus the number of
         Kings off its bottom (at most 4): +1 per card not lying on a card it builds on,
         +5 per card above a lower card of its suit (it must move before that one goes
-        up), and per King off the bottom (it needs an empty pile to move to)."""
+        up), and per King off the bottom (it needs an empty pile to move to); plus the
+        cards above a lower card of their suit times ``2**(_INV_SHIFT - 4)`` (``clears``)."""
         fits = self.fits
-        score = kings = 0
+        score = kings = inv = 0
         lowest = [99, 99, 99, 99]
         below = -1
         for depth, c in enumerate(p):
@@ -442,14 +453,17 @@ class SinglePosition:
             s = c // 13
             if lowest[s] < c:
                 score += 5
+                inv += 1
             else:
                 lowest[s] = c
             if depth and c % 13 == 12 and not self._same_suit:
                 kings += 1
             below = c
-        return (score + self._w_king * kings) * 16 + kings
+        return ((score + self._w_king * kings) * 16 + kings) | inv << (_INV_SHIFT - 4)
 
 
+_INV_SHIFT = 36  # where a pile's share keeps its cards above a lower card of their suit
+_SCORE_MASK = (1 << (_INV_SHIFT - 8)) - 1  # the summed scores, once shifted down by 8
 _BIT = tuple(1 << c for c in range(52))
 _ALL = (1 << 52) - 1
 # _UP[s][h]: the first h cards of suit s (those on its foundation at height h)
