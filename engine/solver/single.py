@@ -421,7 +421,11 @@ class SinglePosition:
         a card Y of the set can have gone up safely while a lower card of Y's suit is
         in the tableau: see docs/SOLVER.md.) So unless X could be stuck -- not a King,
         and no card one rank higher on top of a pile -- the position is not lost; and
-        if it could, the fixed point stops as soon as it drops X."""
+        if it could, the fixed point stops as soon as it drops X. Likewise after a
+        foundation move (and the safe ones after it): a stuck set must then hold a card
+        one rank below a card that went up (it was not stuck before, and only those
+        cards lost a way out), so unless a rank below has no card one rank higher on
+        top of a pile, the position is not lost."""
         if not self._dead_check:
             return False
         last = self._last
@@ -435,6 +439,19 @@ class SinglePosition:
                 if p and p[-1] % 13 == rank:
                     return False  # X has a way out
             must = _BIT[x]
+        elif last is not None and last[1][0] == TO_FOUNDATION:
+            # Cards went up (the one moved and the safe moves after it): a stuck set
+            # must hold a card one rank below one of them (docs/SOLVER.md), and one
+            # with no card one rank higher on top of a pile
+            top_ranks = 0
+            for p in self.piles:
+                if p:
+                    top_ranks |= 1 << (p[-1] % 13)
+            for r in {last[3] % 13, *(c % 13 for _, c in last[2])}:
+                if r and not top_ranks >> r & 1:
+                    must |= _RANK[r - 1]
+            if not must:
+                return False
         return bool(stuck_cards(self.piles, self.found, must))
 
     def _pile_share(self, p: list[int]) -> int:
