@@ -21,7 +21,7 @@ import heapq
 from collections.abc import Generator
 from typing import Any, Protocol
 
-from ..moves import TAKEBACK, TO_FOUNDATION
+from ..moves import TABLEAU, TAKEBACK, TO_FOUNDATION
 from .memory import FREE_IN_BACKGROUND, free_later, gc_paused
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, Verdict
 
@@ -236,6 +236,8 @@ def _best_first(
     first = pos.foundation_first
     # a board may tell cheaply that foundation moves alone cannot win (SinglePosition)
     clears = getattr(pos, "clears", None)
+    # and value a tableau move that no safe move follows without playing it
+    tableau_value = getattr(pos, "tableau_heuristic", None)
     steps = 0
     link: Link = None
     g = 0
@@ -266,8 +268,17 @@ def _best_first(
                 m for m in moves() if m[0][0] != TO_FOUNDATION]  # those were valued
         takebacks: list[tuple[Mv, int]] = []  # stage 1
         for mv, k in todo:
-            if k >= 0 and k in seen:
-                continue
+            if k >= 0:
+                if k in seen:
+                    continue
+                if tableau_value is not None and mv[0] == TABLEAU:
+                    # what playing it would do: no card goes up (the key is known),
+                    # so its cards left are its parent's, not a new best
+                    add(k)
+                    counter += tie
+                    push(heap, (tableau_value(mv[1], mv[2]) + g, counter, snap, key,
+                                (mv, link), g, None))
+                    continue
             if stage == 1 and mv[0] == TAKEBACK:
                 takebacks.append((mv, k))
                 continue
