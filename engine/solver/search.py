@@ -45,6 +45,8 @@ class Position(Protocol):
     restart_weights: tuple[int, ...]  # other g_weights to take turns with (``_portfolio``)
     restart_nodes: int  # expansions of each run's first turn (``RESTART_NODES`` usually)
     restart_growth: int  # how many times more each run expands in all by each round's end
+    restart_step: int  # once a run's total reaches 2 * restart_step, it grows by this
+    # many per round instead (0: it multiplies for ever)
     newest_first: bool  # among stored positions of equal value, expand the newest first
 
     def start(self) -> list[str]:
@@ -361,6 +363,13 @@ def search(pos: Position, budget: Budget, deadline: float | None = None) -> Outc
 
 RESTART_NODES = 20_000  # expansions of each run's first turn (default)
 RESTART_GROWTH = 4  # and 4x more by each round's end (default)
+RESTART_STEP = 0  # and never a fixed step instead (default)
+
+
+def next_cap(pos: Position, cap: int) -> int:
+    """Each run's total by the end of the next round of ``_portfolio``, after ``cap``."""
+    step = pos.restart_step
+    return cap + step if step and cap >= 2 * step else cap * pos.restart_growth
 
 
 def _portfolio(
@@ -370,10 +379,11 @@ def _portfolio(
     or, where the variant lists ``restart_weights``, runs that take turns between
     weights on slices of the node budget until one decides or the budget is spent: in
     round k (from 0) each run is resumed until it has expanded ``pos.restart_nodes``
-    times ``pos.restart_growth``**k positions in all. Which weight finds a solution
-    quickly varies a lot from deal to deal (Brisbane seeds 0-299 at 20,000 expansions:
-    7 undecided with weight 4, 8 with weight 8, none with both; Portuguese,
-    docs/SOLVER.md). Every run stops at the
+    times ``pos.restart_growth``**k positions in all (where ``pos.restart_step`` is
+    set, once that reaches twice the step, the step more per round instead). Which
+    weight finds a solution quickly varies a lot from deal to deal (Brisbane seeds
+    0-299 at 20,000 expansions: 7 undecided with weight 4, 8 with weight 8, none with
+    both; Portuguese, docs/SOLVER.md). Every run stops at the
     same ``deadline``, so taking turns costs the budget nothing; a run is resumed where
     it stopped (before, each round started every run again from the root, and spent a
     quarter of its expansions redoing the last round's). The run that ended the search
@@ -410,7 +420,7 @@ def _portfolio(
                 return run, total  # decided, out of time, or out of nodes
             turn += 1
             if turn % len(weights) == 0:
-                cap *= pos.restart_growth
+                cap = next_cap(pos, cap)
     finally:
         for g in gens:
             if g is not None:

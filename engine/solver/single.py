@@ -30,6 +30,9 @@ class SinglePosition:
     # nothing, so short slices are free, and eight runs share the budget (below)
     restart_nodes = 5_000  # expansions of each run's first turn (search._portfolio):
     # Portuguese's other heuristics decide most of their deals in 300-6,000 expansions
+    restart_step = 10_000  # from 20,000 each, 10,000 more per round instead of twice as
+    # many: the deals left at 10 s mostly need one run at 22,000-55,000, and doubling
+    # gave the first runs of that round 40,000 while the others waited (docs/SOLVER.md)
 
     __slots__ = (
         "_dead_check",
