@@ -258,12 +258,15 @@ def _best_first(
                 run.won = _finish(pos, link)
                 break
             g += g_weight
-            snap, key = snapshot(), pos.key
+            key = pos.key
             todo = _foundation_moves(pos.piles, pos.found) if first else []
             if todo:
                 stage = 0  # the other moves are listed only if their entry comes up
             else:
                 stage, todo = 1, moves()
+            # the children's (and deferred entries') snapshot: none for a position with
+            # no move (a dead end, up to a third of Portuguese expansions)
+            snap = snapshot() if todo else None
         else:  # moves deferred by a position expanded earlier (the board is back there)
             stage, deferred = later
             todo = deferred if deferred is not None else [

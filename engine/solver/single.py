@@ -169,12 +169,14 @@ class SinglePosition:
         tops: dict[int, tuple[int, int]] = {}
         out: list[tuple[Mv, int]] = []
         first_empty = -1
+        top_bits = 0  # the top cards as a bit mask: most piles take none of them
         for i, p in enumerate(piles):
             if not p:
                 if first_empty < 0:
                     first_empty = i
                 continue
             c = p[-1]
+            top_bits |= _BIT[c]
             if found[c // 13] == c % 13:
                 out.append(((TO_FOUNDATION, i, 0, 1), -1))
             if len(p) == 1:
@@ -185,9 +187,6 @@ class SinglePosition:
                     tops[c] = (i, -1)  # uncovers a card that then goes up at once
                 else:
                     tops[c] = (i, c * SUPPORTS + u)
-        top_bits = 0  # the top cards as a bit mask: most piles take none of them
-        for c in tops:
-            top_bits |= _BIT[c]
         fit_bits = self._fit_bits
         for j, q in enumerate(piles):
             if q and fit_bits[q[-1]] & top_bits:
@@ -282,6 +281,7 @@ class SinglePosition:
         if not auto:
             return _NO_AUTOS
         piles, found = self.piles, self.found
+        where, shares = self._where, self._shares
         if changed >= 0:  # fast path: nothing else can have become safe
             p = piles[changed]
             if not p:
@@ -289,8 +289,17 @@ class SinglePosition:
             t = p[-1]
             if found[t // 13] != t % 13 or t % 13 > self._limits(found)[t // 13]:
                 return _NO_AUTOS
+        else:  # only a suit's next card can go up: is one of the four a safe top card?
+            limits = self._limits(found)
+            for s in range(4):
+                h = found[s]
+                if h < 13 and h <= limits[s]:
+                    n = s * 13 + h
+                    if piles[where[n]][-1] == n:
+                        break
+            else:
+                return _NO_AUTOS
         done: list[tuple[int, int]] = []
-        where, shares = self._where, self._shares
         again = True
         while again:
             again = False
