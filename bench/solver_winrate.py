@@ -8,6 +8,9 @@ widen the interval instead of being guessed).
     nice -n 10 .venv/bin/python bench/solver_winrate.py --seeds 5000 --cpu-clock --out winrate.jsonl
     .venv/bin/python bench/solver_winrate.py --out winrate.jsonl --report-only
 
+``--shard K/N`` solves only the seeds equal to K modulo N: N processes, each with its own
+``--out``, share a run (concatenate their files, then ``--report-only``).
+
 Each deal's record is appended to ``--out`` (JSON lines) as soon as it is solved, and a
 rerun skips the deals already there, so a long run can be stopped and resumed, and a run
 cut short still gives a table (its sample sizes say how far it got). Variants run one
@@ -57,16 +60,18 @@ def order(variants: list[str], seeds: int, interleave: int) -> list[tuple[str, i
 
 
 def run(variants: list[str], seeds: int, path: Path, interleave: int = 0,
-        cpu: bool = False) -> None:
-    """Solve every (variant, seed) not yet in ``path``, appending one record each."""
+        cpu: bool = False, shard: tuple[int, int] = (0, 1)) -> None:
+    """Solve every (variant, seed) not yet in ``path``, appending one record each; with
+    ``shard`` (k, n), only the seeds equal to k modulo n (one process per shard)."""
     done = {(r["variant"], r["seed"]) for r in load(path)}
     started = time.monotonic()
+    k, n = shard
     with path.open("a", encoding="utf-8") as f:
         for variant, seed in order(variants, seeds, interleave):
             if seed == seeds - 1 or seed % 500 == 499:
                 print(f"# {variant} seed {seed}: {time.monotonic() - started:.0f} s",
                       file=sys.stderr, flush=True)
-            if (variant, seed) not in done:
+            if seed % n == k and (variant, seed) not in done:
                 f.write(json.dumps(solve_one(variant, seed, cpu)) + "\n")
                 f.flush()
 
@@ -117,15 +122,24 @@ def main() -> int:
     parser.add_argument("--cpu-clock", action="store_true",
                         help="count the budget's 10 s in this thread's CPU time (thread_time): "
                         "on a shared machine, wall time leaves deals undecided for lack of CPU")
+    parser.add_argument("--shard", default="0/1", metavar="K/N",
+                        help="solve only the seeds equal to K modulo N, so that N processes "
+                        "(each with its own --out) share a run; merge their files to report")
     parser.add_argument("--report-only", action="store_true", help="print the table and stop")
     args = parser.parse_args()
     variants = [v.strip().lower() for v in args.variants.split(",") if v.strip()]
     bad = [v for v in variants if v not in VARIANTS]
     if bad or args.seeds < 1:
         parser.error(f"unknown variant(s) {bad}" if bad else "--seeds must be at least 1")
+    try:
+        k, n = (int(x) for x in args.shard.split("/"))
+    except ValueError:
+        parser.error("--shard must be K/N, two integers")
+    if not 0 <= k < n:
+        parser.error("--shard K/N needs 0 <= K < N")
     path = Path(args.out)
     if not args.report_only:
-        run(variants, args.seeds, path, args.interleave, args.cpu_clock)
+        run(variants, args.seeds, path, args.interleave, args.cpu_clock, (k, n))
     print(report(load(path), variants))
     return 0
 

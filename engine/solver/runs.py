@@ -10,7 +10,7 @@ from ..diff import REDEAL_GROUP
 from ..moves import REDEAL, TABLEAU, TO_FOUNDATION
 from .keys import ON_PILE, PAIR, SUPPORTS, ordered_key, redeals_key
 from .safety import AutoRule, rank_limits
-from .search import RESTART_GROWTH, RESTART_NODES, Mv, Undo
+from .search import RESTART_GROWTH, RESTART_NODES, RESTART_STEP, Mv, Undo
 
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
 REDEAL_MV: Mv = (REDEAL, 0, 0, 0)
@@ -29,6 +29,7 @@ class RunsPosition:
     restart_weights: tuple[int, ...] = ()  # no restarts (search._portfolio)
     restart_nodes = RESTART_NODES
     restart_growth = RESTART_GROWTH
+    restart_step = RESTART_STEP
 
     def __init__(
         self,

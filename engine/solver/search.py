@@ -21,7 +21,7 @@ import heapq
 from collections.abc import Generator
 from typing import Any, Protocol
 
-from ..moves import TAKEBACK, TO_FOUNDATION
+from ..moves import TABLEAU, TAKEBACK, TO_FOUNDATION
 from .memory import FREE_IN_BACKGROUND, free_later, gc_paused
 from .result import UNKNOWN, UNWINNABLE, WON, Budget, Verdict
 
@@ -45,6 +45,8 @@ class Position(Protocol):
     restart_weights: tuple[int, ...]  # other g_weights to take turns with (``_portfolio``)
     restart_nodes: int  # expansions of each run's first turn (``RESTART_NODES`` usually)
     restart_growth: int  # how many times more each run expands in all by each round's end
+    restart_step: int  # once a run's total reaches 2 * restart_step, it grows by this
+    # many per round instead (0: it multiplies for ever)
     newest_first: bool  # among stored positions of equal value, expand the newest first
 
     def start(self) -> list[str]:
@@ -234,6 +236,10 @@ def _best_first(
     snapshot, heuristic, restore, add = pos.snapshot, pos.heuristic, pos.restore, seen.add
     pop, push = heapq.heappop, heapq.heappush
     first = pos.foundation_first
+    # a board may tell cheaply that foundation moves alone cannot win (SinglePosition)
+    clears = getattr(pos, "clears", None)
+    # and value a tableau move that no safe move follows without playing it
+    tableau_value = getattr(pos, "tableau_heuristic", None)
     steps = 0
     link: Link = None
     g = 0
@@ -248,24 +254,36 @@ def _best_first(
     while True:
         if later is None:  # a position to expand
             nodes += 1
-            if _clears(pos.piles, pos.found):
+            if clears() if clears is not None else _clears(pos.piles, pos.found):
                 run.won = _finish(pos, link)
                 break
             g += g_weight
-            snap, key = snapshot(), pos.key
+            key = pos.key
             todo = _foundation_moves(pos.piles, pos.found) if first else []
             if todo:
                 stage = 0  # the other moves are listed only if their entry comes up
             else:
                 stage, todo = 1, moves()
+            # the children's (and deferred entries') snapshot: none for a position with
+            # no move (a dead end, up to a third of Portuguese expansions)
+            snap = snapshot() if todo else None
         else:  # moves deferred by a position expanded earlier (the board is back there)
             stage, deferred = later
             todo = deferred if deferred is not None else [
                 m for m in moves() if m[0][0] != TO_FOUNDATION]  # those were valued
         takebacks: list[tuple[Mv, int]] = []  # stage 1
         for mv, k in todo:
-            if k >= 0 and k in seen:
-                continue
+            if k >= 0:
+                if k in seen:
+                    continue
+                if tableau_value is not None and mv[0] == TABLEAU:
+                    # what playing it would do: no card goes up (the key is known),
+                    # so its cards left are its parent's, not a new best
+                    add(k)
+                    counter += tie
+                    push(heap, (tableau_value(mv[1], mv[2]) + g, counter, snap, key,
+                                (mv, link), g, None))
+                    continue
             if stage == 1 and mv[0] == TAKEBACK:
                 takebacks.append((mv, k))
                 continue
@@ -348,6 +366,13 @@ def search(pos: Position, budget: Budget, deadline: float | None = None) -> Outc
 
 RESTART_NODES = 20_000  # expansions of each run's first turn (default)
 RESTART_GROWTH = 4  # and 4x more by each round's end (default)
+RESTART_STEP = 0  # and never a fixed step instead (default)
+
+
+def next_cap(pos: Position, cap: int) -> int:
+    """Each run's total by the end of the next round of ``_portfolio``, after ``cap``."""
+    step = pos.restart_step
+    return cap + step if step and cap >= 2 * step else cap * pos.restart_growth
 
 
 def _portfolio(
@@ -357,10 +382,11 @@ def _portfolio(
     or, where the variant lists ``restart_weights``, runs that take turns between
     weights on slices of the node budget until one decides or the budget is spent: in
     round k (from 0) each run is resumed until it has expanded ``pos.restart_nodes``
-    times ``pos.restart_growth``**k positions in all. Which weight finds a solution
-    quickly varies a lot from deal to deal (Brisbane seeds 0-299 at 20,000 expansions:
-    7 undecided with weight 4, 8 with weight 8, none with both; Portuguese,
-    docs/SOLVER.md). Every run stops at the
+    times ``pos.restart_growth``**k positions in all (where ``pos.restart_step`` is
+    set, once that reaches twice the step, the step more per round instead). Which
+    weight finds a solution quickly varies a lot from deal to deal (Brisbane seeds
+    0-299 at 20,000 expansions: 7 undecided with weight 4, 8 with weight 8, none with
+    both; Portuguese, docs/SOLVER.md). Every run stops at the
     same ``deadline``, so taking turns costs the budget nothing; a run is resumed where
     it stopped (before, each round started every run again from the root, and spent a
     quarter of its expansions redoing the last round's). The run that ended the search
@@ -397,7 +423,7 @@ def _portfolio(
                 return run, total  # decided, out of time, or out of nodes
             turn += 1
             if turn % len(weights) == 0:
-                cap *= pos.restart_growth
+                cap = next_cap(pos, cap)
     finally:
         for g in gens:
             if g is not None:

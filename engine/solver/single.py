@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..moves import TABLEAU, TAKEBACK, TO_FOUNDATION
 from .keys import ON_TABLE, PAIR, SUPPORTS, order_free_key
 from .safety import AutoRule, rank_limits
-from .search import Mv, Undo
+from .search import Mv, Undo, _clears
 
 _SUITS = "SHDC"
 _NO_AUTOS: tuple[tuple[int, int], ...] = ()
@@ -30,6 +30,9 @@ class SinglePosition:
     # nothing, so short slices are free, and eight runs share the budget (below)
     restart_nodes = 5_000  # expansions of each run's first turn (search._portfolio):
     # Portuguese's other heuristics decide most of their deals in 300-6,000 expansions
+    restart_step = 10_000  # from 20,000 each, 10,000 more per round instead of twice as
+    # many: the deals left at 10 s mostly need one run at 22,000-55,000, and doubling
+    # gave the first runs of that round 40,000 while the others waited (docs/SOLVER.md)
 
     __slots__ = (
         "_dead_check",
@@ -124,8 +127,10 @@ class SinglePosition:
     def _share(self, p: list[int]) -> int:
         """A pile's part of the heuristic, packed so that the shares of all piles can be
         summed at once: ``((score * 16 + kings) * 16) + 1`` for a pile (``_pile_share``
-        gives score and kings), 0 for an empty one. The low 4 bits of a sum count the
-        non-empty piles (at most 13), the next 4 the Kings off the bottom (at most 4)."""
+        gives score and kings), plus its cards above a lower card of their suit times
+        ``2**_INV_SHIFT``; 0 for an empty one. The low 4 bits of a sum count the
+        non-empty piles (at most 13), the next 4 the Kings off the bottom (at most 4),
+        the next 28 the score, the rest the cards above a lower card of their suit."""
         if not p:
             return 0
         b = bytes(p)
@@ -159,28 +164,29 @@ class SinglePosition:
             # 0-59 at 20,000 positions: as many deals decided, 12% less time)
             return []
         limits = self._limits(found)
-        tops: dict[int, tuple[int, int]] = {}  # top card -> (pile, key once it has left)
+        # top card -> (pile, index in PAIR of the pair it leaves, or -1 when the card it
+        # uncovers then goes up at once): keys are worked out only for the moves made
+        tops: dict[int, tuple[int, int]] = {}
         out: list[tuple[Mv, int]] = []
         first_empty = -1
+        top_bits = 0  # the top cards as a bit mask: most piles take none of them
         for i, p in enumerate(piles):
             if not p:
                 if first_empty < 0:
                     first_empty = i
                 continue
             c = p[-1]
+            top_bits |= _BIT[c]
             if found[c // 13] == c % 13:
                 out.append(((TO_FOUNDATION, i, 0, 1), -1))
             if len(p) == 1:
-                tops[c] = (i, key ^ PAIR[c * SUPPORTS + ON_TABLE])
+                tops[c] = (i, c * SUPPORTS + ON_TABLE)
             else:
                 u = p[-2]
                 if found[u // 13] == u % 13 and u % 13 <= limits[u // 13]:
                     tops[c] = (i, -1)  # uncovers a card that then goes up at once
                 else:
-                    tops[c] = (i, key ^ PAIR[c * SUPPORTS + u])
-        top_bits = 0  # the top cards as a bit mask: most piles take none of them
-        for c in tops:
-            top_bits |= _BIT[c]
+                    tops[c] = (i, c * SUPPORTS + u)
         fit_bits = self._fit_bits
         for j, q in enumerate(piles):
             if q and fit_bits[q[-1]] & top_bits:
@@ -189,14 +195,15 @@ class SinglePosition:
                     v = tops.get(c)
                     if v is not None:
                         i, k = v
-                        k = k ^ PAIR[c * SUPPORTS + t] if k >= 0 else -1
+                        k = key ^ PAIR[k] ^ PAIR[c * SUPPORTS + t] if k >= 0 else -1
                         out.append(((TABLEAU, i, j, 1), k))
         if first_empty >= 0:
             empty_any = self.empty_any
             for c, (i, k) in tops.items():
                 if len(piles[i]) > 1 and (empty_any or c % 13 == 12):
                     mv = (TABLEAU, i, first_empty, 1)
-                    out.append((mv, k ^ PAIR[c * SUPPORTS + ON_TABLE] if k >= 0 else -1))
+                    k = key ^ PAIR[k] ^ PAIR[c * SUPPORTS + ON_TABLE] if k >= 0 else -1
+                    out.append((mv, k))
         if self.takeback:
             for s in range(4):
                 height = found[s]
@@ -274,6 +281,7 @@ class SinglePosition:
         if not auto:
             return _NO_AUTOS
         piles, found = self.piles, self.found
+        where, shares = self._where, self._shares
         if changed >= 0:  # fast path: nothing else can have become safe
             p = piles[changed]
             if not p:
@@ -281,8 +289,17 @@ class SinglePosition:
             t = p[-1]
             if found[t // 13] != t % 13 or t % 13 > self._limits(found)[t // 13]:
                 return _NO_AUTOS
+        else:  # only a suit's next card can go up: is one of the four a safe top card?
+            limits = self._limits(found)
+            for s in range(4):
+                h = found[s]
+                if h < 13 and h <= limits[s]:
+                    n = s * 13 + h
+                    if piles[where[n]][-1] == n:
+                        break
+            else:
+                return _NO_AUTOS
         done: list[tuple[int, int]] = []
-        where, shares = self._where, self._shares
         again = True
         while again:
             again = False
@@ -379,7 +396,7 @@ class SinglePosition:
         total = sum(self._shares)
         empties = len(piles) - (total & 15)
         kings = (total >> 4) & 15
-        score = 10 * self.left + (total >> 8)
+        score = 10 * self.left + ((total >> 8) & _SCORE_MASK)
         score -= 8 * (empties if self.empty_any else min(empties, kings))
         need = self._w_need
         for s in range(4):
@@ -389,6 +406,55 @@ class SinglePosition:
                 p = piles[where[c]]
                 score += need * (len(p) - 1 - p.index(c))
         return score
+
+    def tableau_heuristic(self, src: int, dst: int) -> int:
+        """``heuristic`` of the position after moving the top card of pile ``src`` onto
+        pile ``dst``, worked out without playing the move: for a move that no safe
+        foundation move follows (one ``moves`` announces a key for), the very number
+        ``play``, ``heuristic``, ``undo`` would give, for about half the cost."""
+        piles, shares, memo = self.piles, self._shares, self._memo
+        p, q = piles[src], piles[dst]
+        c = p[-1]
+        if len(p) > 1:
+            rest = p[:-1]
+            a = memo.get(bytes(rest))
+            if a is None:
+                a = self._share(rest)
+        else:
+            a = 0
+        grown = [*q, c]
+        b = memo.get(bytes(grown))
+        if b is None:
+            b = self._share(grown)
+        total = sum(shares) - shares[src] - shares[dst] + a + b
+        empties = len(piles) - (total & 15)
+        kings = (total >> 4) & 15
+        score = 10 * self.left + ((total >> 8) & _SCORE_MASK)
+        score -= 8 * (empties if self.empty_any else min(empties, kings))
+        need, found, where = self._w_need, self.found, self._where
+        for s in range(4):
+            h = found[s]
+            if h < 13:
+                n = s * 13 + h
+                if n == c:
+                    continue  # on top before and after: nothing above it
+                w = where[n]
+                r = piles[w]
+                above = len(r) - 1 - r.index(n)
+                if w == src:
+                    above -= 1
+                elif w == dst:
+                    above += 1
+                score += need * above
+        return score
+
+    def clears(self) -> bool:
+        """Whether foundation moves alone empty the tableau (``search._clears``), told
+        at once when some card lies above a lower card of its own suit: that one can
+        never go up first, so they cannot (the usual case, until the very end)."""
+        if sum(self._shares) >> _INV_SHIFT:
+            return False
+        return _clears(self.piles, self.found)
 
     def weigh(self, run: int) -> None:
         """Use the digging weight and the tie order of run ``run`` of the restart
@@ -411,7 +477,11 @@ class SinglePosition:
         a card Y of the set can have gone up safely while a lower card of Y's suit is
         in the tableau: see docs/SOLVER.md.) So unless X could be stuck -- not a King,
         and no card one rank higher on top of a pile -- the position is not lost; and
-        if it could, the fixed point stops as soon as it drops X."""
+        if it could, the fixed point stops as soon as it drops X. Likewise after a
+        foundation move (and the safe ones after it): a stuck set must then hold a card
+        one rank below a card that went up (it was not stuck before, and only those
+        cards lost a way out), so unless a rank below has no card one rank higher on
+        top of a pile, the position is not lost."""
         if not self._dead_check:
             return False
         last = self._last
@@ -425,15 +495,29 @@ class SinglePosition:
                 if p and p[-1] % 13 == rank:
                     return False  # X has a way out
             must = _BIT[x]
+        elif last is not None and last[1][0] == TO_FOUNDATION:
+            # Cards went up (the one moved and the safe moves after it): a stuck set
+            # must hold a card one rank below one of them (docs/SOLVER.md), and one
+            # with no card one rank higher on top of a pile
+            top_ranks = 0
+            for p in self.piles:
+                if p:
+                    top_ranks |= 1 << (p[-1] % 13)
+            for r in {last[3] % 13, *(c % 13 for _, c in last[2])}:
+                if r and not top_ranks >> r & 1:
+                    must |= _RANK[r - 1]
+            if not must:
+                return False
         return bool(stuck_cards(self.piles, self.found, must))
 
     def _pile_share(self, p: list[int]) -> int:
         """The part of the heuristic a pile alone decides, times 16, plus the number of
         Kings off its bottom (at most 4): +1 per card not lying on a card it builds on,
         +5 per card above a lower card of its suit (it must move before that one goes
-        up), and per King off the bottom (it needs an empty pile to move to)."""
+        up), and per King off the bottom (it needs an empty pile to move to); plus the
+        cards above a lower card of their suit times ``2**(_INV_SHIFT - 4)`` (``clears``)."""
         fits = self.fits
-        score = kings = 0
+        score = kings = inv = 0
         lowest = [99, 99, 99, 99]
         below = -1
         for depth, c in enumerate(p):
@@ -442,14 +526,17 @@ class SinglePosition:
             s = c // 13
             if lowest[s] < c:
                 score += 5
+                inv += 1
             else:
                 lowest[s] = c
             if depth and c % 13 == 12 and not self._same_suit:
                 kings += 1
             below = c
-        return (score + self._w_king * kings) * 16 + kings
+        return ((score + self._w_king * kings) * 16 + kings) | inv << (_INV_SHIFT - 4)
 
 
+_INV_SHIFT = 36  # where a pile's share keeps its cards above a lower card of their suit
+_SCORE_MASK = (1 << (_INV_SHIFT - 8)) - 1  # the summed scores, once shifted down by 8
 _BIT = tuple(1 << c for c in range(52))
 _ALL = (1 << 52) - 1
 # _UP[s][h]: the first h cards of suit s (those on its foundation at height h)

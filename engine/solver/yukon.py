@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..moves import TABLEAU, TO_FOUNDATION
 from .keys import FACE_DOWN, ON_TABLE, PAIR, SUPPORTS, order_free_key
 from .safety import AutoRule, rank_limits
-from .search import RESTART_GROWTH, RESTART_NODES, Mv, Undo
+from .search import RESTART_GROWTH, RESTART_NODES, RESTART_STEP, Mv, Undo
 
 _NO_AUTOS: tuple[tuple[int, int, bool], ...] = ()
 PILE_MEMO_LIMIT = 20_000  # as in single.py
@@ -31,6 +31,7 @@ class YukonPosition:
     restart_weights: tuple[int, ...] = (8,)
     restart_nodes = RESTART_NODES
     restart_growth = RESTART_GROWTH
+    restart_step = RESTART_STEP
 
     def __init__(
         self,

@@ -12,7 +12,7 @@ import pytest
 
 from engine import REGISTRY, Game, new_game
 from engine.cards import parse
-from engine.moves import TABLEAU
+from engine.moves import TABLEAU, TO_FOUNDATION
 from engine.solver import solve
 from engine.solver.positions import position_for
 from engine.solver.single import SinglePosition, stuck_cards
@@ -140,11 +140,14 @@ def test_the_shortcut_after_a_tableau_move_agrees_with_the_full_check(
 ) -> None:
     # SinglePosition._is_dead skips the full fixed point after a tableau move (with or
     # without safe foundation moves after it) unless the card moved could be stuck,
-    # and stops the fixed point once it drops that card. On every position the
-    # searches below expand, it must say what the full check says.
+    # and stops the fixed point once it drops that card; after a foundation move,
+    # unless a card one rank below a card that went up could be stuck, and stops once
+    # it drops them all. On every position the searches below expand, it must say
+    # what the full check says.
     original = SinglePosition._is_dead
     seen = {"checked": 0, "after a move": 0, "lost": 0, "tableau move with autos": 0,
-            "lost after a tableau move": 0}
+            "lost after a tableau move": 0, "foundation move": 0,
+            "lost after a foundation move": 0}
 
     def both(self: SinglePosition) -> bool:
         last = self._last
@@ -156,6 +159,9 @@ def test_the_shortcut_after_a_tableau_move_agrees_with_the_full_check(
         if last is not None and last[1][0] == TABLEAU:
             seen["tableau move with autos"] += bool(last[2])
             seen["lost after a tableau move"] += quick
+        if last is not None and last[1][0] == TO_FOUNDATION:
+            seen["foundation move"] += 1
+            seen["lost after a foundation move"] += quick
         return quick
 
     monkeypatch.setattr(SinglePosition, "_is_dead", both)
@@ -164,3 +170,33 @@ def test_the_shortcut_after_a_tableau_move_agrees_with_the_full_check(
     assert seen["after a move"] > 3000 and seen["lost"] > 100  # measured: 5,166 and 1,022
     # both new paths were taken (measured: 96 and 1,017)
     assert seen["tableau move with autos"] > 50 and seen["lost after a tableau move"] > 50
+    assert seen["foundation move"] > 50
+
+
+def test_the_shortcut_after_a_foundation_move_agrees_with_the_full_check() -> None:
+    # After a foundation move (and the safe ones after it) from a position not lost,
+    # a stuck set must hold a card one rank below a card that went up. Every
+    # foundation move of random tall positions and of random walks through deals
+    # (the position before it not lost, as in the search) must get the full answer.
+    counts = {"moves": 0, "lost": 0}
+    rng = random.Random(11)
+    games = [tall_position(seed, rng.randint(8, 20)) for seed in range(400)]
+    games += [new_game("portuguese", seed) for seed in range(40)]
+    for game in games:
+        pos = board(game)
+        for _ in range(60):
+            if stuck_cards(pos.piles, pos.found):
+                break
+            moves = pos.moves()
+            for mv, _k in moves:
+                if mv[0] == TO_FOUNDATION:
+                    u = pos.play(mv)
+                    full = bool(stuck_cards(pos.piles, pos.found))
+                    assert pos._is_dead() == full, (pos.piles, pos.found)
+                    counts["moves"] += 1
+                    counts["lost"] += full
+                    pos.undo(u)
+            if not moves:
+                break
+            pos.play(rng.choice(moves)[0])
+    assert counts["moves"] > 500 and counts["lost"] > 20

@@ -13,7 +13,7 @@ import pytest
 from engine import Game, new_game
 from engine.solver import Budget, solve
 from engine.solver.positions import position_for
-from engine.solver.search import _best_first, _path, _Run
+from engine.solver.search import _best_first, _path, _Run, next_cap
 
 FOREVER = Budget(max_nodes=10**9, max_seconds=3600.0)
 
@@ -78,3 +78,17 @@ def test_a_deal_that_oldest_first_left_undecided_is_won() -> None:
     for mv in result.moves:
         game.play(mv)
     assert game.won
+
+
+@pytest.mark.parametrize(("variant", "caps"), [
+    # Portuguese: doubling up to 20,000 each, then 10,000 more per round (the deals
+    # left undecided need one run at 22,000-55,000: docs/SOLVER.md, "Restarts")
+    ("portuguese", [5_000, 10_000, 20_000, 30_000, 40_000, 50_000]),
+    ("brisbane", [20_000, 80_000, 320_000, 1_280_000, 5_120_000, 20_480_000]),
+])
+def test_each_round_gives_each_run_its_total(variant: str, caps: list[int]) -> None:
+    pos = position_for(new_game(variant, 0))
+    got = [pos.restart_nodes]
+    while len(got) < len(caps):
+        got.append(next_cap(pos, got[-1]))
+    assert got == caps
