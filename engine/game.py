@@ -92,19 +92,13 @@ class Game:
     def stuck(self) -> bool:
         """Not won, and no legal move (redeal included) remains.
 
-        Asked after every move, and nearly always false: two cheap sufficient signs of a
-        legal move are checked before listing them all. Both are rules ``legal_moves``
-        applies without condition: with a redeal left, the redeal is listed whenever
-        nothing else is; a pile's top card that is next on its foundation can go there."""
+        Asked after every move, and nearly always false: exactly ``not won and not
+        legal_moves()``, but it stops at the first legal move it finds instead of listing
+        them all (``_has_move``)."""
         found = self.found
         if found[0] + found[1] + found[2] + found[3] == 52:
             return False
-        if self.redeals_left > 0:
-            return False
-        for p in self.piles:
-            if p and found[p[-1] // 13] == p[-1] % 13:
-                return False
-        return not self.legal_moves()
+        return not self._has_move()
 
     def copy(self) -> Game:
         """An independent copy (the rules tables are shared, they are immutable)."""
@@ -200,6 +194,58 @@ class Game:
         if self.redeals_left > 0 and (rules.redeal_any_time or not moves):
             append(REDEAL_MOVE)
         return moves
+
+    def _has_move(self) -> bool:
+        """Whether ``legal_moves()`` (of a game not won) lists any move, by the same rules
+        in the same order, returning at the first one found. The cheapest signs come
+        first: a redeal left (listed whenever nothing else is), a pile's top card next on
+        its foundation. ``tests/engine`` compares it with the full listing."""
+        if self.redeals_left > 0:
+            return True
+        rules = self.rules
+        piles, down, found = self.piles, self.down, self.found
+        # The bottom card of each movable unit -> the pile it is on (1-based).
+        units: dict[int, int] = {}
+        group = rules.group
+        for src, p in enumerate(piles, 1):
+            size = len(p)
+            if not size:
+                continue
+            top = p[-1]
+            if found[top // 13] == top % 13:
+                return True
+            if group == SINGLE:
+                units[top] = src
+            elif group == YUKON:
+                for k in range(down[src - 1], size):
+                    units[p[k]] = src
+            else:  # RUN: the descending same-suit run at the top
+                k = size - 1
+                lowest = down[src - 1]
+                while k > lowest and p[k - 1] == p[k] + 1 and p[k] % 13 != 12:
+                    k -= 1
+                units[p[k]] = src
+        fits = rules.fits
+        empty = rules.empty
+        for dst, p in enumerate(piles, 1):
+            if p:
+                for card in fits[p[-1]]:
+                    home = units.get(card)
+                    if home is not None and home != dst:  # no move onto its own pile
+                        return True
+            elif (empty != EMPTY_NEVER and units  # any unit comes from another pile
+                  and (empty != EMPTY_KING or any(card % 13 == 12 for card in units))):
+                return True
+        if rules.takeback:
+            for s in range(4):
+                height = found[s]
+                if height == 0:
+                    continue
+                card = s * 13 + height - 1
+                for p in piles:
+                    if (card in fits[p[-1]]) if p else rules.empty_accepts(card):
+                        return True
+        return False
 
     def play(self, move: str | Move) -> Diff:
         """Apply a legal move (canonical notation or a ``Move``) and return its diff.
