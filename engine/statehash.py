@@ -31,7 +31,7 @@ def pile_text(down: int, up: Iterable[str]) -> str:
 
 def join_text(piles: Iterable[str], found: Iterable[int], redeals: int) -> str:
     """The whole text from each pile's ``pile_text``, the foundations and the redeals."""
-    f = ",".join(str(x) for x in found)
+    f = ",".join(map(str, found))
     return f"{'|'.join(piles)}|F{f}|R{redeals}"
 
 

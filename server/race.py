@@ -203,11 +203,10 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     the move and publishes its ``Moved`` event (docs/SERVER.md "One move"); the ack is
     queued as soon as it returns, and nothing else waits on the connection's path but
     the core's finish check after a move that ended the seat's race."""
-    metrics = room.server.metrics
     expected = member.seq + 1
 
     def reject(code: Code, reason: str, retryable: bool = False, exp: int = expected) -> Rejected:
-        metrics.moves_rejected.labels(code.value).inc()
+        room.server.metrics.moves_rejected.labels(code.value).inc()
         return Rejected(seq=msg.seq, code=code, reason=reason, expected=exp, retryable=retryable)
 
     if not member.is_player:
@@ -234,15 +233,16 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         diff = after.play(mv)
     except engine.IllegalMove as exc:
         return reject(Code.ILLEGAL_MOVE, str(exc))
-    status: SeatStatus = "won" if after.won else "stuck" if after.stuck else "playing"
+    progress = after.progress  # each a sum over the foundations: once per move
+    moved_on = progress != game.progress
+    status: SeatStatus = "won" if progress == 52 else "stuck" if after.stuck else "playing"
     # progress_ms: when the seat *first* reached its current progress (a card taken back
     # and played again does not make the seat later than it was).
     progress_ms = member.progress_ms
-    if after.progress != game.progress:
-        progress_ms = member.reached.get(after.progress, clock)
+    if moved_on:
+        progress_ms = member.reached.get(progress, clock)
     fields: dict[str, object] = {
-        "progress": after.progress, "moves": msg.seq, "status": status,
-        "progress_ms": progress_ms,
+        "progress": progress, "moves": msg.seq, "status": status, "progress_ms": progress_ms,
     }
     if status == "won":
         fields["finish_ms"] = clock
@@ -257,11 +257,11 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     # The ack's and the event's contents are known before the store is asked: the
     # event is published by the same store step that stores the move (one round trip).
     state_hash = after.state_hash()
-    revealed = [(p, c) for p, c in diff.revealed]
+    revealed = list(diff.revealed)
     bot_marked = member.bot_like or flag
-    ranked = after.progress != game.progress or status != "playing" or flag
+    ranked = moved_on or status != "playing" or flag
     event = ev.encode_event(ev.Moved(
-        member.seat, msg.seq, diff.move, state_hash, clock, revealed, after.progress, status,
+        member.seat, msg.seq, diff.move, state_hash, clock, revealed, progress, status,
         views.face_down(after), progress_ms, clock if status == "won" else None, bot_marked,
         ranked))
     try:
@@ -285,12 +285,12 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         member.recent_clocks.append(clock)
     member.bot_like = bot_marked
     if progress_ms is not None:
-        member.reached.setdefault(after.progress, progress_ms)
+        member.reached.setdefault(progress, progress_ms)
     # Ack first: stored (and published) — the player hears it before anything else runs
     # (the seat's state above first: the legal-moves opt-in reads it when sending).
     ack = Accepted(seq=msg.seq, hash=state_hash, clock_ms=clock, revealed=revealed)
     member.conn.send(ack)
-    metrics.moves_accepted.inc()
+    room.server.metrics.moves_accepted.inc()
     room.checkpoint(member.seat, msg.seq, clock)  # every checkpoint_every moves, after the ack
     # The live ranking follows from the event on every node (``standings``); only a
     # move that ended the seat's race (won, stuck) concerns the core — the seat has no
