@@ -104,7 +104,7 @@ class Game:
         """An independent copy (the rules tables are shared, they are immutable)."""
         g = Game.__new__(Game)
         g.variant, g.options, g.rules = self.variant, self.options, self.rules
-        g.piles = [p[:] for p in self.piles]
+        g.piles = list(map(list.copy, self.piles))
         g.down = self.down[:]
         g.found = self.found[:]
         g.redeals_left = self.redeals_left

@@ -393,6 +393,9 @@ class InstrumentedStore:
                 latency.observe(time.perf_counter() - started)
 
         self._timed[name] = timed
+        # Found as an attribute from now on: the next call skips __getattr__ (a store
+        # call per move goes through here).
+        self.__dict__[name] = timed
         return timed
 
 

@@ -223,14 +223,12 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         return reject(Code.FINISHED, "time is up")
     if msg.seq != expected:
         return reject(Code.OUT_OF_ORDER, f"this move would be number {expected}, not {msg.seq}")
-    try:
-        mv = engine.parse_move(msg.move)
-    except engine.BadNotation as exc:
-        return reject(Code.BAD_NOTATION, str(exc))
     game = member.game
     after = game.copy()  # the cached game only advances once the store has the move
     try:
-        diff = after.play(mv)
+        diff = after.play(msg.move)  # the text: the diff keeps it (canonical notation only)
+    except engine.BadNotation as exc:
+        return reject(Code.BAD_NOTATION, str(exc))
     except engine.IllegalMove as exc:
         return reject(Code.ILLEGAL_MOVE, str(exc))
     progress = after.progress  # each a sum over the foundations: once per move
