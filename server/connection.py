@@ -391,13 +391,22 @@ class Connection:
         except DecodeError as exc:
             self._error(exc)
             return
-        heavy = isinstance(msg, _HEAVY) or (isinstance(msg, m.Hello) and msg.token is not None)
-        if heavy and not self._credits.take(self.config.rate_cost_heavy - 1):
-            self._credits.credits += 1  # refund: the message is dropped, not half-charged
-            self._error(ProtocolError(Code.RATE_LIMITED, "too many rooms requests; slow down"))
-            return
+        if type(msg) is not m.Move:  # (a move costs one credit: no further test)
+            heavy = isinstance(msg, _HEAVY) or (isinstance(msg, m.Hello) and msg.token is not None)
+            if heavy and not self._credits.take(self.config.rate_cost_heavy - 1):
+                self._credits.credits += 1  # refund: the message is dropped, not half-charged
+                self._error(ProtocolError(Code.RATE_LIMITED, "too many rooms requests; slow down"))
+                return
         try:
-            await self._dispatch(msg, started)
+            if type(msg) is m.Move:  # the hot path: judged here, without _dispatch's frame
+                room, member = self._in_room()
+                reply = await race.play(room, member, msg)
+                if type(reply) is m.Rejected:
+                    self.send(reply)
+                else:
+                    metrics.move_latency.observe(time.perf_counter() - started)
+            else:
+                await self._dispatch(msg)
         except ProtocolError as exc:
             self._error(exc)
         except StoreUnavailable:
@@ -419,16 +428,9 @@ class Connection:
         self.rooms_used += 1
 
     # ------------------------------------------------------------------ dispatch
-    async def _dispatch(self, msg: Any, started: float) -> None:
+    async def _dispatch(self, msg: Any) -> None:
+        """Every message but ``Move`` (``_handle`` judges moves itself)."""
         server = self.server
-        if isinstance(msg, m.Move):  # the hot path first
-            room, member = self._in_room()
-            reply = await race.play(room, member, msg)
-            if isinstance(reply, m.Rejected):
-                self.send(reply)
-            else:
-                server.metrics.move_latency.observe(time.perf_counter() - started)
-            return
         if isinstance(msg, m.Ping):
             self.send(m.Pong(server_ms=self.config.clock(), nonce=msg.nonce))
             return
