@@ -204,33 +204,30 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     queued as soon as it returns, and nothing else waits on the connection's path but
     the core's finish check after a move that ended the seat's race."""
     expected = member.seq + 1
-
-    def reject(code: Code, reason: str, retryable: bool = False, exp: int = expected) -> Rejected:
-        room.server.metrics.moves_rejected.labels(code.value).inc()
-        return Rejected(seq=msg.seq, code=code, reason=reason, expected=exp, retryable=retryable)
-
     if not member.is_player:
-        return reject(Code.NOT_A_PLAYER, "spectators cannot move")
+        return _reject(room, msg, expected, Code.NOT_A_PLAYER, "spectators cannot move")
     phase = room.phase
     if phase in ("lobby", "countdown"):
-        return reject(Code.NOT_RUNNING, "the race has not started yet")
+        return _reject(room, msg, expected, Code.NOT_RUNNING, "the race has not started yet")
     if phase == "finished" or member.status != "playing" or member.game is None:
-        return reject(Code.FINISHED, f"your race is over ({member.status})")
+        return _reject(room, msg, expected, Code.FINISHED,
+                       f"your race is over ({member.status})")
     clock = room.clock_ms()
     limit = room.settings.time_limit_s * 1000
     if limit and clock >= limit:
         room.spawn(run(room, core.Due("end")))
-        return reject(Code.FINISHED, "time is up")
+        return _reject(room, msg, expected, Code.FINISHED, "time is up")
     if msg.seq != expected:
-        return reject(Code.OUT_OF_ORDER, f"this move would be number {expected}, not {msg.seq}")
+        return _reject(room, msg, expected, Code.OUT_OF_ORDER,
+                       f"this move would be number {expected}, not {msg.seq}")
     game = member.game
     after = game.copy()  # the cached game only advances once the store has the move
     try:
         diff = after.play(msg.move)  # the text: the diff keeps it (canonical notation only)
     except engine.BadNotation as exc:
-        return reject(Code.BAD_NOTATION, str(exc))
+        return _reject(room, msg, expected, Code.BAD_NOTATION, str(exc))
     except engine.IllegalMove as exc:
-        return reject(Code.ILLEGAL_MOVE, str(exc))
+        return _reject(room, msg, expected, Code.ILLEGAL_MOVE, str(exc))
     progress = after.progress  # each a sum over the foundations: once per move
     moved_on = progress != game.progress
     status: SeatStatus = "won" if progress == 52 else "stuck" if after.stuck else "playing"
@@ -267,17 +264,19 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
             room.code, member.seat, member.epoch, msg.seq, LogEntry(diff.move, clock),
             event=event, **fields)
     except StoreUnavailable:
-        return reject(Code.STORE_UNAVAILABLE, "storage is unreachable; retry", retryable=True)
+        return _reject(room, msg, expected, Code.STORE_UNAVAILABLE,
+                       "storage is unreachable; retry", retryable=True)
     except SeqConflict as exc:  # only one writer holds the epoch: a bug if it happens
         log.error("room %s seat %s: %s", room.code, member.seat, exc)
-        return reject(Code.OUT_OF_ORDER, str(exc), exp=exc.expected)
+        return _reject(room, msg, expected, Code.OUT_OF_ORDER, str(exc), exp=exc.expected)
     except StaleEpoch:
         record = await room.store.get_room(room.code)
         if record is None or record.phase == "finished":
             member.status = "finished"
-            return reject(Code.FINISHED, "the race is over")
+            return _reject(room, msg, expected, Code.FINISHED, "the race is over")
         member.conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
-        return reject(Code.TAKEN_OVER, "another connection resumed this seat")
+        return _reject(room, msg, expected, Code.TAKEN_OVER,
+                       "another connection resumed this seat")
     member.game, member.seq, member.status, member.progress_ms = after, msg.seq, status, progress_ms
     if deliberate:
         member.recent_clocks.append(clock)
@@ -296,6 +295,16 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     if status != "playing":
         await run(room, core.MoveStored(member.seat, status))
     return ack
+
+
+def _reject(room: Room, msg: Move, expected: int, code: Code, reason: str,
+            retryable: bool = False, exp: int | None = None) -> Rejected:
+    """The ``Rejected`` for move ``msg`` (counted by code); ``expected``: the seat's next
+    sequence number, unless ``exp`` says otherwise. (Module-level: ``play`` makes no
+    closure per move.)"""
+    room.server.metrics.moves_rejected.labels(code.value).inc()
+    return Rejected(seq=msg.seq, code=code, reason=reason,
+                    expected=expected if exp is None else exp, retryable=retryable)
 
 
 async def publish_ranking(room: Room) -> None:
