@@ -30,7 +30,7 @@ from .moves import (
     tableau_row,
 )
 from .shuffle import shuffled_deck
-from .statehash import digest, join_text, pile_text
+from .statehash import digest, pile_text, tail_text
 from .variants import Variant, get_variant
 from .variants.base import EMPTY_KING, EMPTY_NEVER, RUN, SINGLE, YUKON, Rules
 
@@ -47,8 +47,8 @@ class Game:
     """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
     foundation heights by suit (S H D C) and the redeals left."""
 
-    __slots__ = ("_pile_texts", "down", "found", "options", "piles", "redeals_left", "rules",
-                 "variant")
+    __slots__ = ("_pile_texts", "_tail", "down", "found", "options", "piles", "redeals_left",
+                 "rules", "variant")
 
     def __init__(
         self,
@@ -71,6 +71,9 @@ class Game:
         # move re-renders only the piles it touched (None: not rendered yet, or stale).
         # ``_apply`` is the only code that changes piles, and it marks them stale.
         self._pile_texts: list[str | None] | None = None
+        # Its end (foundations and redeals: ``tail_text``), kept the same way (None:
+        # stale); ``_apply`` marks it stale when a foundation or the redeals change.
+        self._tail: str | None = None
 
     # ----------------------------------------------------------------- state
     @property
@@ -110,6 +113,7 @@ class Game:
         g.redeals_left = self.redeals_left
         texts = self._pile_texts
         g._pile_texts = texts[:] if texts is not None else None  # strings are immutable
+        g._tail = self._tail
         return g
 
     def state_hash(self) -> int:
@@ -125,7 +129,10 @@ class Game:
             if text is None:
                 d = self.down[i]
                 texts[i] = pile_text(d, [codes[c] for c in self.piles[i][d:]])
-        return digest(join_text(texts, self.found, self.redeals_left))  # type: ignore[arg-type]
+        tail = self._tail
+        if tail is None:
+            tail = self._tail = tail_text(self.found, self.redeals_left)
+        return digest("|".join(texts) + tail)  # type: ignore[arg-type]
 
     # ----------------------------------------------------------------- moves
     def legal_moves(self) -> list[Move]:
@@ -387,9 +394,11 @@ class Game:
         elif kind == TO_FOUNDATION:
             card = piles[mv.src - 1].pop()
             self.found[card // 13] += 1
+            self._tail = None
             src_index = mv.src - 1
         elif kind == TAKEBACK:
             self.found[mv.src] -= 1
+            self._tail = None
             piles[mv.dst - 1].append(mv.src * 13 + self.found[mv.src])
         else:
             cards = [c for p in piles for c in p]
@@ -397,7 +406,7 @@ class Game:
             self.piles = [cards[i * group : (i + 1) * group] for i in range(len(piles))]
             self.down = [0] * len(piles)
             self.redeals_left -= 1
-            self._pile_texts = None
+            self._pile_texts = self._tail = None
             return plain_diff("redeal")
         texts = self._pile_texts
         if texts is not None:  # stale: rendered again by the next state_hash()

@@ -32,8 +32,12 @@ def pile_text(down: int, up: Iterable[str]) -> str:
 
 def join_text(piles: Iterable[str], found: Iterable[int], redeals: int) -> str:
     """The whole text from each pile's ``pile_text``, the foundations and the redeals."""
-    f = ",".join(map(str, found))
-    return f"{'|'.join(piles)}|F{f}|R{redeals}"
+    return "|".join(piles) + tail_text(found, redeals)
+
+
+def tail_text(found: Iterable[int], redeals: int) -> str:
+    """The end of the text, after the last pile: ``|F<S>,<H>,<D>,<C>|R<redeals>``."""
+    return f"|F{','.join(map(str, found))}|R{redeals}"
 
 
 _FIRST_WORD = struct.Struct(">I").unpack_from
