@@ -97,10 +97,11 @@ class Game:
 
         Asked after every move, and nearly always false: exactly ``not won and not
         legal_moves()``, but it stops at the first legal move it finds instead of listing
-        them all (``_has_move``)."""
+        them all (``_has_move``: a pile's top card next on its foundation is found while
+        the piles are first read)."""
         found = self.found
-        if found[0] + found[1] + found[2] + found[3] == 52:
-            return False
+        if found[0] + found[1] + found[2] + found[3] == 52 or self.redeals_left > 0:
+            return False  # won, or the redeal is a move (``_has_move``'s first sign)
         return not self._has_move()
 
     def copy(self) -> Game:
