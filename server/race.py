@@ -243,10 +243,13 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         fields["finish_ms"] = clock
     # Bot-like play (protocol.ranking): the last deliberate moves' clocks, this one
     # included; the mark is stored with the move, so every node's live ranking has it.
+    # The window is the last BOT_LIKE_MOVES - 1 clocks kept (at most BOT_LIKE_MOVES: a
+    # bounded deque) and this one; its first clock is read in place, not copied out.
     deliberate = is_deliberate(diff.move)
-    window = [*member.recent_clocks, clock][-BOT_LIKE_MOVES:] if deliberate else []
-    flag = (not member.bot_like and len(window) == BOT_LIKE_MOVES
-            and window[-1] - window[0] < BOT_LIKE_SPAN_MS)
+    recent = member.recent_clocks
+    kept = len(recent)
+    flag = (deliberate and not member.bot_like and kept >= BOT_LIKE_MOVES - 1
+            and clock - recent[kept - BOT_LIKE_MOVES + 1] < BOT_LIKE_SPAN_MS)
     if flag:
         fields["bot_like"] = True
     # The ack's and the event's contents are known before the store is asked: the
