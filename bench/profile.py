@@ -46,7 +46,9 @@ WS_WRITE = {"send", "send_data", "send_context", "send_binary", "send_text", "se
             "serialize", "write", "data_to_send", "broadcast", "ping", "pong"}
 # Then, from the innermost frame outwards, the first of these the stack passes through.
 LEAF_COMPONENTS: tuple[tuple[str, Callable[[str, str], bool]], ...] = (
-    ("metrics (prometheus_client)", lambda fn, path: path.startswith("prometheus_client/")),
+    # server/metrics.py: the move path's own counters and the store-call timer
+    ("metrics (prometheus_client, server/metrics.py)",
+     lambda fn, path: path.startswith("prometheus_client/") or path == "server/metrics.py"),
     ("redis-py client (commands, pool, parser, socket writes)",
      lambda fn, path: path.startswith("redis/")),
     ("store (solrace's Redis/memory store code)",

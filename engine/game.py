@@ -30,7 +30,7 @@ from .moves import (
     tableau_row,
 )
 from .shuffle import shuffled_deck
-from .statehash import digest, join_text, pile_text
+from .statehash import digest, pile_text, tail_text
 from .variants import Variant, get_variant
 from .variants.base import EMPTY_KING, EMPTY_NEVER, RUN, SINGLE, YUKON, Rules
 
@@ -47,8 +47,8 @@ class Game:
     """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
     foundation heights by suit (S H D C) and the redeals left."""
 
-    __slots__ = ("_pile_texts", "down", "found", "options", "piles", "redeals_left", "rules",
-                 "variant")
+    __slots__ = ("_pile_texts", "_tail", "down", "found", "options", "piles", "redeals_left",
+                 "rules", "variant")
 
     def __init__(
         self,
@@ -71,6 +71,9 @@ class Game:
         # move re-renders only the piles it touched (None: not rendered yet, or stale).
         # ``_apply`` is the only code that changes piles, and it marks them stale.
         self._pile_texts: list[str | None] | None = None
+        # Its end (foundations and redeals: ``tail_text``), kept the same way (None:
+        # stale); ``_apply`` marks it stale when a foundation or the redeals change.
+        self._tail: str | None = None
 
     # ----------------------------------------------------------------- state
     @property
@@ -92,30 +95,26 @@ class Game:
     def stuck(self) -> bool:
         """Not won, and no legal move (redeal included) remains.
 
-        Asked after every move, and nearly always false: two cheap sufficient signs of a
-        legal move are checked before listing them all. Both are rules ``legal_moves``
-        applies without condition: with a redeal left, the redeal is listed whenever
-        nothing else is; a pile's top card that is next on its foundation can go there."""
+        Asked after every move, and nearly always false: exactly ``not won and not
+        legal_moves()``, but it stops at the first legal move it finds instead of listing
+        them all (``_has_move``: a pile's top card next on its foundation is found while
+        the piles are first read)."""
         found = self.found
-        if found[0] + found[1] + found[2] + found[3] == 52:
-            return False
-        if self.redeals_left > 0:
-            return False
-        for p in self.piles:
-            if p and found[p[-1] // 13] == p[-1] % 13:
-                return False
-        return not self.legal_moves()
+        if found[0] + found[1] + found[2] + found[3] == 52 or self.redeals_left > 0:
+            return False  # won, or the redeal is a move (``_has_move``'s first sign)
+        return not self._has_move()
 
     def copy(self) -> Game:
         """An independent copy (the rules tables are shared, they are immutable)."""
         g = Game.__new__(Game)
         g.variant, g.options, g.rules = self.variant, self.options, self.rules
-        g.piles = [p[:] for p in self.piles]
+        g.piles = list(map(list.copy, self.piles))
         g.down = self.down[:]
         g.found = self.found[:]
         g.redeals_left = self.redeals_left
         texts = self._pile_texts
         g._pile_texts = texts[:] if texts is not None else None  # strings are immutable
+        g._tail = self._tail
         return g
 
     def state_hash(self) -> int:
@@ -131,7 +130,10 @@ class Game:
             if text is None:
                 d = self.down[i]
                 texts[i] = pile_text(d, [codes[c] for c in self.piles[i][d:]])
-        return digest(join_text(texts, self.found, self.redeals_left))  # type: ignore[arg-type]
+        tail = self._tail
+        if tail is None:
+            tail = self._tail = tail_text(self.found, self.redeals_left)
+        return digest("|".join(texts) + tail)  # type: ignore[arg-type]
 
     # ----------------------------------------------------------------- moves
     def legal_moves(self) -> list[Move]:
@@ -200,6 +202,58 @@ class Game:
         if self.redeals_left > 0 and (rules.redeal_any_time or not moves):
             append(REDEAL_MOVE)
         return moves
+
+    def _has_move(self) -> bool:
+        """Whether ``legal_moves()`` (of a game not won) lists any move, by the same rules
+        in the same order, returning at the first one found. The cheapest signs come
+        first: a redeal left (listed whenever nothing else is), a pile's top card next on
+        its foundation. ``tests/engine`` compares it with the full listing."""
+        if self.redeals_left > 0:
+            return True
+        rules = self.rules
+        piles, down, found = self.piles, self.down, self.found
+        # The bottom card of each movable unit -> the pile it is on (1-based).
+        units: dict[int, int] = {}
+        group = rules.group
+        for src, p in enumerate(piles, 1):
+            size = len(p)
+            if not size:
+                continue
+            top = p[-1]
+            if found[top // 13] == top % 13:
+                return True
+            if group == SINGLE:
+                units[top] = src
+            elif group == YUKON:
+                for k in range(down[src - 1], size):
+                    units[p[k]] = src
+            else:  # RUN: the descending same-suit run at the top
+                k = size - 1
+                lowest = down[src - 1]
+                while k > lowest and p[k - 1] == p[k] + 1 and p[k] % 13 != 12:
+                    k -= 1
+                units[p[k]] = src
+        fits = rules.fits
+        empty = rules.empty
+        for dst, p in enumerate(piles, 1):
+            if p:
+                for card in fits[p[-1]]:
+                    home = units.get(card)
+                    if home is not None and home != dst:  # no move onto its own pile
+                        return True
+            elif (empty != EMPTY_NEVER and units  # any unit comes from another pile
+                  and (empty != EMPTY_KING or any(card % 13 == 12 for card in units))):
+                return True
+        if rules.takeback:
+            for s in range(4):
+                height = found[s]
+                if height == 0:
+                    continue
+                card = s * 13 + height - 1
+                for p in piles:
+                    if (card in fits[p[-1]]) if p else rules.empty_accepts(card):
+                        return True
+        return False
 
     def play(self, move: str | Move) -> Diff:
         """Apply a legal move (canonical notation or a ``Move``) and return its diff.
@@ -341,9 +395,11 @@ class Game:
         elif kind == TO_FOUNDATION:
             card = piles[mv.src - 1].pop()
             self.found[card // 13] += 1
+            self._tail = None
             src_index = mv.src - 1
         elif kind == TAKEBACK:
             self.found[mv.src] -= 1
+            self._tail = None
             piles[mv.dst - 1].append(mv.src * 13 + self.found[mv.src])
         else:
             cards = [c for p in piles for c in p]
@@ -351,7 +407,7 @@ class Game:
             self.piles = [cards[i * group : (i + 1) * group] for i in range(len(piles))]
             self.down = [0] * len(piles)
             self.redeals_left -= 1
-            self._pile_texts = None
+            self._pile_texts = self._tail = None
             return plain_diff("redeal")
         texts = self._pile_texts
         if texts is not None:  # stale: rendered again by the next state_hash()

@@ -12,6 +12,7 @@ chance that it escapes k successive 32-bit checks is 2**(-32k).
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -31,13 +32,21 @@ def pile_text(down: int, up: Iterable[str]) -> str:
 
 def join_text(piles: Iterable[str], found: Iterable[int], redeals: int) -> str:
     """The whole text from each pile's ``pile_text``, the foundations and the redeals."""
-    f = ",".join(str(x) for x in found)
-    return f"{'|'.join(piles)}|F{f}|R{redeals}"
+    return "|".join(piles) + tail_text(found, redeals)
+
+
+def tail_text(found: Iterable[int], redeals: int) -> str:
+    """The end of the text, after the last pile: ``|F<S>,<H>,<D>,<C>|R<redeals>``."""
+    return f"|F{','.join(map(str, found))}|R{redeals}"
+
+
+_FIRST_WORD = struct.Struct(">I").unpack_from
 
 
 def digest(text: str) -> int:
     """First 4 bytes of SHA-256 of the ASCII text, big-endian."""
-    return int.from_bytes(hashlib.sha256(text.encode("ascii")).digest()[:4], "big")
+    # (unpack_from reads the first 4 bytes without slicing a copy: asked once per move)
+    return int(_FIRST_WORD(hashlib.sha256(text.encode("ascii")).digest())[0])
 
 
 def view_hash(view: Mapping[str, Any]) -> int:

@@ -152,23 +152,25 @@ class Connection:
             return
         if self._deferred is not None:
             self.write_deferred()
-        if not self._admit(len(frame)):
+        buffered = self._admit(len(frame))
+        if buffered < 0:
             return
         hook = self.server.frame_hook
         if hook is not None:  # tests: see every frame at the moment it is sent or queued
             hook(self, frame)
-        self._emit(frame)
+        self._emit(frame, buffered)
 
-    def _admit(self, size: int) -> bool:
-        """False (and the client closed as a slow consumer) if ``size`` more bytes would
-        pass the connection's bounds (``outbound_queue``, ``max_outbound_bytes``)."""
+    def _admit(self, size: int) -> int:
+        """The bytes in the transport's buffer (for ``_emit``: read once per frame), or -1
+        (and the client closed as a slow consumer) if ``size`` more bytes would pass the
+        connection's bounds (``outbound_queue``, ``max_outbound_bytes``)."""
         ws = self.ws
         transport = getattr(ws, "transport", None)
         buffered = 0 if transport is None else int(transport.get_write_buffer_size())
         if (len(self._queue) < self.config.outbound_queue
                 and self._queued_bytes + self._unflushed + buffered + size
                 <= self.config.max_outbound_bytes):
-            return True
+            return buffered
         self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
         self._queued_bytes = 0
         self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
@@ -177,15 +179,14 @@ class Connection:
             # if Closing has not gone out by then, fail the websocket under it
             asyncio.get_running_loop().call_later(
                 self.config.shutdown_grace_s, cut_off, Code.SLOW_CONSUMER)
-        return False
+        return -1
 
-    def _emit(self, frame: bytes) -> None:
-        """Frame and write ``frame`` (admitted) now, or queue it behind the backlog."""
+    def _emit(self, frame: bytes, buffered: int) -> None:
+        """Frame and write ``frame`` (admitted; ``buffered``: the transport's buffer, as
+        ``_admit`` read it) now, or queue it behind the backlog."""
         ws = self.ws
         if ws.protocol.state is not State.OPEN:
             return  # closing or closed: nothing more reaches this client
-        transport = getattr(ws, "transport", None)
-        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
         if not self._queue and buffered < self.DIRECT_WRITE_LIMIT and ws.send_in_progress is None:
             # What websockets.broadcast does for one connection — frame it, write it —
             # except that the write waits for the end of this loop tick, so the frames
@@ -248,8 +249,9 @@ class Connection:
                     log.debug("connection %s: shared write failed", self.id, exc_info=True)
                     return False
                 return True
-        if self._admit(len(frame)):
-            self._emit(frame)
+        buffered = self._admit(len(frame))
+        if buffered >= 0:
+            self._emit(frame, buffered)
         return False
 
     def _flush(self) -> None:
@@ -391,13 +393,22 @@ class Connection:
         except DecodeError as exc:
             self._error(exc)
             return
-        heavy = isinstance(msg, _HEAVY) or (isinstance(msg, m.Hello) and msg.token is not None)
-        if heavy and not self._credits.take(self.config.rate_cost_heavy - 1):
-            self._credits.credits += 1  # refund: the message is dropped, not half-charged
-            self._error(ProtocolError(Code.RATE_LIMITED, "too many rooms requests; slow down"))
-            return
+        if type(msg) is not m.Move:  # (a move costs one credit: no further test)
+            heavy = isinstance(msg, _HEAVY) or (isinstance(msg, m.Hello) and msg.token is not None)
+            if heavy and not self._credits.take(self.config.rate_cost_heavy - 1):
+                self._credits.credits += 1  # refund: the message is dropped, not half-charged
+                self._error(ProtocolError(Code.RATE_LIMITED, "too many rooms requests; slow down"))
+                return
         try:
-            await self._dispatch(msg, started)
+            if type(msg) is m.Move:  # the hot path: judged here, without _dispatch's frame
+                room, member = self._in_room()
+                reply = await race.play(room, member, msg)
+                if type(reply) is m.Rejected:
+                    self.send(reply)
+                else:
+                    metrics.move_latency.observe(time.perf_counter() - started)
+            else:
+                await self._dispatch(msg)
         except ProtocolError as exc:
             self._error(exc)
         except StoreUnavailable:
@@ -419,16 +430,9 @@ class Connection:
         self.rooms_used += 1
 
     # ------------------------------------------------------------------ dispatch
-    async def _dispatch(self, msg: Any, started: float) -> None:
+    async def _dispatch(self, msg: Any) -> None:
+        """Every message but ``Move`` (``_handle`` judges moves itself)."""
         server = self.server
-        if isinstance(msg, m.Move):  # the hot path first
-            room, member = self._in_room()
-            reply = await race.play(room, member, msg)
-            if isinstance(reply, m.Rejected):
-                self.send(reply)
-            else:
-                server.metrics.move_latency.observe(time.perf_counter() - started)
-            return
         if isinstance(msg, m.Ping):
             self.send(m.Pong(server_ms=self.config.clock(), nonce=msg.nonce))
             return

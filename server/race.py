@@ -203,65 +203,63 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     the move and publishes its ``Moved`` event (docs/SERVER.md "One move"); the ack is
     queued as soon as it returns, and nothing else waits on the connection's path but
     the core's finish check after a move that ended the seat's race."""
-    metrics = room.server.metrics
     expected = member.seq + 1
-
-    def reject(code: Code, reason: str, retryable: bool = False, exp: int = expected) -> Rejected:
-        metrics.moves_rejected.labels(code.value).inc()
-        return Rejected(seq=msg.seq, code=code, reason=reason, expected=exp, retryable=retryable)
-
     if not member.is_player:
-        return reject(Code.NOT_A_PLAYER, "spectators cannot move")
+        return _reject(room, msg, expected, Code.NOT_A_PLAYER, "spectators cannot move")
     phase = room.phase
     if phase in ("lobby", "countdown"):
-        return reject(Code.NOT_RUNNING, "the race has not started yet")
+        return _reject(room, msg, expected, Code.NOT_RUNNING, "the race has not started yet")
     if phase == "finished" or member.status != "playing" or member.game is None:
-        return reject(Code.FINISHED, f"your race is over ({member.status})")
+        return _reject(room, msg, expected, Code.FINISHED,
+                       f"your race is over ({member.status})")
     clock = room.clock_ms()
     limit = room.settings.time_limit_s * 1000
     if limit and clock >= limit:
         room.spawn(run(room, core.Due("end")))
-        return reject(Code.FINISHED, "time is up")
+        return _reject(room, msg, expected, Code.FINISHED, "time is up")
     if msg.seq != expected:
-        return reject(Code.OUT_OF_ORDER, f"this move would be number {expected}, not {msg.seq}")
-    try:
-        mv = engine.parse_move(msg.move)
-    except engine.BadNotation as exc:
-        return reject(Code.BAD_NOTATION, str(exc))
+        return _reject(room, msg, expected, Code.OUT_OF_ORDER,
+                       f"this move would be number {expected}, not {msg.seq}")
     game = member.game
     after = game.copy()  # the cached game only advances once the store has the move
     try:
-        diff = after.play(mv)
+        diff = after.play(msg.move)  # the text: the diff keeps it (canonical notation only)
+    except engine.BadNotation as exc:
+        return _reject(room, msg, expected, Code.BAD_NOTATION, str(exc))
     except engine.IllegalMove as exc:
-        return reject(Code.ILLEGAL_MOVE, str(exc))
-    status: SeatStatus = "won" if after.won else "stuck" if after.stuck else "playing"
+        return _reject(room, msg, expected, Code.ILLEGAL_MOVE, str(exc))
+    progress = after.progress  # each a sum over the foundations: once per move
+    moved_on = progress != game.progress
+    status: SeatStatus = "won" if progress == 52 else "stuck" if after.stuck else "playing"
     # progress_ms: when the seat *first* reached its current progress (a card taken back
     # and played again does not make the seat later than it was).
     progress_ms = member.progress_ms
-    if after.progress != game.progress:
-        progress_ms = member.reached.get(after.progress, clock)
+    if moved_on:
+        progress_ms = member.reached.get(progress, clock)
     fields: dict[str, object] = {
-        "progress": after.progress, "moves": msg.seq, "status": status,
-        "progress_ms": progress_ms,
+        "progress": progress, "moves": msg.seq, "status": status, "progress_ms": progress_ms,
     }
     if status == "won":
         fields["finish_ms"] = clock
     # Bot-like play (protocol.ranking): the last deliberate moves' clocks, this one
     # included; the mark is stored with the move, so every node's live ranking has it.
+    # The window is the last BOT_LIKE_MOVES - 1 clocks kept (at most BOT_LIKE_MOVES: a
+    # bounded deque) and this one; its first clock is read in place, not copied out.
     deliberate = is_deliberate(diff.move)
-    window = [*member.recent_clocks, clock][-BOT_LIKE_MOVES:] if deliberate else []
-    flag = (not member.bot_like and len(window) == BOT_LIKE_MOVES
-            and window[-1] - window[0] < BOT_LIKE_SPAN_MS)
+    recent = member.recent_clocks
+    kept = len(recent)
+    flag = (deliberate and not member.bot_like and kept >= BOT_LIKE_MOVES - 1
+            and clock - recent[kept - BOT_LIKE_MOVES + 1] < BOT_LIKE_SPAN_MS)
     if flag:
         fields["bot_like"] = True
     # The ack's and the event's contents are known before the store is asked: the
     # event is published by the same store step that stores the move (one round trip).
     state_hash = after.state_hash()
-    revealed = [(p, c) for p, c in diff.revealed]
+    revealed = list(diff.revealed)
     bot_marked = member.bot_like or flag
-    ranked = after.progress != game.progress or status != "playing" or flag
+    ranked = moved_on or status != "playing" or flag
     event = ev.encode_event(ev.Moved(
-        member.seat, msg.seq, diff.move, state_hash, clock, revealed, after.progress, status,
+        member.seat, msg.seq, diff.move, state_hash, clock, revealed, progress, status,
         views.face_down(after), progress_ms, clock if status == "won" else None, bot_marked,
         ranked))
     try:
@@ -269,28 +267,30 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
             room.code, member.seat, member.epoch, msg.seq, LogEntry(diff.move, clock),
             event=event, **fields)
     except StoreUnavailable:
-        return reject(Code.STORE_UNAVAILABLE, "storage is unreachable; retry", retryable=True)
+        return _reject(room, msg, expected, Code.STORE_UNAVAILABLE,
+                       "storage is unreachable; retry", retryable=True)
     except SeqConflict as exc:  # only one writer holds the epoch: a bug if it happens
         log.error("room %s seat %s: %s", room.code, member.seat, exc)
-        return reject(Code.OUT_OF_ORDER, str(exc), exp=exc.expected)
+        return _reject(room, msg, expected, Code.OUT_OF_ORDER, str(exc), exp=exc.expected)
     except StaleEpoch:
         record = await room.store.get_room(room.code)
         if record is None or record.phase == "finished":
             member.status = "finished"
-            return reject(Code.FINISHED, "the race is over")
+            return _reject(room, msg, expected, Code.FINISHED, "the race is over")
         member.conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
-        return reject(Code.TAKEN_OVER, "another connection resumed this seat")
+        return _reject(room, msg, expected, Code.TAKEN_OVER,
+                       "another connection resumed this seat")
     member.game, member.seq, member.status, member.progress_ms = after, msg.seq, status, progress_ms
     if deliberate:
         member.recent_clocks.append(clock)
     member.bot_like = bot_marked
     if progress_ms is not None:
-        member.reached.setdefault(after.progress, progress_ms)
+        member.reached.setdefault(progress, progress_ms)
     # Ack first: stored (and published) — the player hears it before anything else runs
     # (the seat's state above first: the legal-moves opt-in reads it when sending).
     ack = Accepted(seq=msg.seq, hash=state_hash, clock_ms=clock, revealed=revealed)
     member.conn.send(ack)
-    metrics.moves_accepted.inc()
+    room.server.metrics.moves_accepted.inc()
     room.checkpoint(member.seat, msg.seq, clock)  # every checkpoint_every moves, after the ack
     # The live ranking follows from the event on every node (``standings``); only a
     # move that ended the seat's race (won, stuck) concerns the core — the seat has no
@@ -298,6 +298,16 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     if status != "playing":
         await run(room, core.MoveStored(member.seat, status))
     return ack
+
+
+def _reject(room: Room, msg: Move, expected: int, code: Code, reason: str,
+            retryable: bool = False, exp: int | None = None) -> Rejected:
+    """The ``Rejected`` for move ``msg`` (counted by code); ``expected``: the seat's next
+    sequence number, unless ``exp`` says otherwise. (Module-level: ``play`` makes no
+    closure per move.)"""
+    room.server.metrics.moves_rejected.labels(code.value).inc()
+    return Rejected(seq=msg.seq, code=code, reason=reason,
+                    expected=expected if exp is None else exp, retryable=retryable)
 
 
 async def publish_ranking(room: Room) -> None:
