@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from .records import Checkpoint, LogEntry, RoomRecord, SeatRecord
+from .records import Checkpoint, LogColumns, LogEntry, RoomRecord, SeatRecord
 
 
 class StoreError(Exception):
@@ -164,6 +164,15 @@ class Store(Protocol):
                        limit: int | None = None) -> list[LogEntry]:
         """The seat's log entries after the first ``after`` ones, in order; at most
         ``limit`` of them (None: all)."""
+
+    async def read_logs(self, code: str, seats: Sequence[int],
+                        slice_entries: int) -> dict[int, LogColumns]:
+        """Each of ``seats``' whole log as columns (a seat with no log: empty ones), for
+        the results (docs/SERVER.md, "Results"). One store round trip for all the seats,
+        whatever the logs' length; the entries are decoded ``slice_entries`` at a time
+        with the event loop free between slices, so a long log never stalls it for more
+        than one slice. The logs read are as they were when the call began: call it once
+        the seats are fenced (``take_seat``), when no append can change them."""
 
     # -- checkpoints (docs/SERVER.md, "Snapshots")
     async def put_checkpoint(self, code: str, seat: int, checkpoint: Checkpoint) -> None:

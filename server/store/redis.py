@@ -42,7 +42,7 @@ import contextlib
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -66,7 +66,14 @@ from .base import (
     StaleEpoch,
     StoreUnavailable,
 )
-from .records import NEW_ROUND_SEAT, Checkpoint, LogEntry, RoomRecord, SeatRecord
+from .records import (
+    NEW_ROUND_SEAT,
+    Checkpoint,
+    LogColumns,
+    LogEntry,
+    RoomRecord,
+    SeatRecord,
+)
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 from .redis_commit import GroupCommit
 
@@ -88,6 +95,8 @@ OP_TIMEOUT_S = 3.0
 _encode = msgspec.msgpack.encode
 _decode = msgspec.msgpack.decode
 _LOG_DECODER = msgspec.msgpack.Decoder(LogEntry)
+# A slice of log entries under one MessagePack array32 header (``read_logs``).
+_LOGS_DECODER = msgspec.msgpack.Decoder(list[tuple[str, int]])
 _CHECKPOINT_DECODER = msgspec.msgpack.Decoder(Checkpoint)
 
 # KEYS: room, seats, cp, cpt. ARGV: seq, clock, checkpoint, seat's "N:epoch" field.
@@ -528,6 +537,41 @@ class RedisStore:
         stop = -1 if limit is None else start + limit - 1
         raw = await self._run("read log", lambda: self._client.lrange(key, start, stop))
         return [_LOG_DECODER.decode(item) for item in raw]
+
+    async def read_logs(self, code: str, seats: Sequence[int],
+                        slice_entries: int) -> dict[int, LogColumns]:
+        """The seats' whole logs as columns — see ``Store.read_logs``. One pipeline of
+        an ``LRANGE`` per seat (the keys share the room's hash tag: one round trip on a
+        Cluster too); then each slice of entries is decoded by one msgspec call (the
+        entries are MessagePack arrays: joined under one array header they are a
+        MessagePack list), the event loop free between slices."""
+        keys = _Keys(code)
+        wanted = list(seats)
+        if not wanted:
+            return {}
+
+        async def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for seat in wanted:
+                pipe.lrange(keys.log(seat), 0, -1)
+            return list(await pipe.execute())
+
+        found = await self._run("read logs", read)
+        step = max(slice_entries, 1)
+        out: dict[int, LogColumns] = {}
+        decoded = 0
+        for seat, raw in zip(wanted, found, strict=True):
+            columns = out[seat] = LogColumns([], [])
+            for start in range(0, len(raw), step):
+                if decoded:
+                    await asyncio.sleep(0)  # let the loop serve others between slices
+                chunk = raw[start : start + step]
+                pairs = _LOGS_DECODER.decode(
+                    b"\xdd" + len(chunk).to_bytes(4, "big") + b"".join(chunk))
+                columns.moves.extend([move for move, _ in pairs])
+                columns.clocks.extend([clock for _, clock in pairs])
+                decoded += 1
+        return out
 
     # ------------------------------------------------------------------ checkpoints
 
