@@ -118,9 +118,12 @@ class ServerProc:
     """``solrace serve --host 127.0.0.1 --port 0`` as a child process; its URL comes from
     the one line it prints when ready."""
 
-    def __init__(self, redis_url: str = "", extra: list[str] | None = None) -> None:
+    def __init__(self, redis_url: str = "", extra: list[str] | None = None,
+                 profile: str = "") -> None:
         exe = Path(sys.executable).with_name("solrace")
         cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "client_cli.main"]
+        if profile:  # cProfile writes the stats when serve returns (it does on SIGTERM)
+            cmd = [sys.executable, "-m", "cProfile", "-o", profile, "-m", "client_cli.main"]
         cmd += ["serve", "--host", "127.0.0.1", "--port", "0", *(extra or [])]
         if redis_url:
             cmd += ["--redis", redis_url]
