@@ -118,7 +118,9 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     """Join a room by code as a player (lobby only) or a spectator. An address that
     named too many unknown rooms in the last minute is refused before the lookup."""
     server.addresses.check_join_allowed(conn.address)
-    record = await server.store.get_room(code.upper())
+    record = _watched_here(server, code.upper()) if role == "spectator" else None
+    if record is None:
+        record = await server.store.get_room(code.upper())
     if record is None:
         server.addresses.failed_join(conn.address)
         raise ProtocolError(Code.NO_SUCH_ROOM, f"no room {code!r}")
@@ -133,6 +135,19 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
         raise ProtocolError(Code.SPECTATORS_OFF)
     _check_spectators(server, record.code, batched=bool(getattr(conn, "batched", False)))
     await _enter(server, conn, record, Member(conn, 0))
+
+
+def _watched_here(server: Server, code: str) -> RoomRecord | None:
+    """The record of a race this node holds (countdown or running), for a spectator's
+    join: its lookup then costs no store round trip (one of the five of a spectator's
+    join on Redis; joins in a loop are a flood, docs/SECURITY.md). Safe because
+    ``_enter`` reads the record from the store again once the spectator is attached,
+    and a race's record outlives the race in the store; a lobby (which may expire) or a
+    finished room (whose results expire) is looked up in the store as before."""
+    room = server.rooms.get(code)
+    if room is None or room.closed or room.phase not in ("countdown", "running"):
+        return None
+    return room.record
 
 
 def _check_spectators(server: Server, code: str, *, batched: bool) -> None:

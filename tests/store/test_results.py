@@ -27,7 +27,7 @@ MOVES = 3_000  # per racing seat: many slices of the small slice below on every 
 
 
 def _record() -> RoomRecord:
-    settings = msgspec.to_builtins(RoomSettings(variant="klondike", max_players=4))
+    settings = msgspec.to_builtins(RoomSettings(variant="brisbane", max_players=4))
     return RoomRecord(code=CODE, settings=settings, seed=12345, salt="ab" * 8,
                       commitment="c0ffee", phase="finished", end_reason="time",
                       winnable=True, par=111, round=2)

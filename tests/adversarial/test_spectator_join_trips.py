@@ -1,0 +1,76 @@
+"""What a spectator's join costs in store calls (each a round trip on Redis): joins in a
+loop are a flood (docs/SECURITY.md, spectator-join). A race this node holds is found
+without a store lookup; ``_enter`` still reads the record once the spectator is
+attached. A lobby (which may expire) is looked up in the store as before."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bench.attack.harness import Client, play_cycle, racing_player
+from protocol import messages as m
+from server.app import Server
+from server.config import ONE_HOST, ServerConfig
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[Server]:
+    """A real server in this process (its store is the test's to count)."""
+    started = Server(ServerConfig(port=0, host="127.0.0.1", rate_burst=100_000,
+                                  rate_per_s=100_000.0, allow_volatile_store=True, **ONE_HOST))
+    await started.start()
+    yield started
+    await started.stop()
+
+
+def _count_calls(server: Server, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Count every call to the store's async methods from now on."""
+    calls: Counter[str] = Counter()
+    store: Any = server.store
+    inner = store.wrapped  # under the metrics wrapper, which caches its wrappers
+    store._timed.clear()
+    for name in ("get_room", "get_seats", "get_seat", "get_checkpoint", "read_log",
+                 "get_results", "subscribe"):
+        method = getattr(inner, name)
+
+        def counted(method: Any = method, name: str = name) -> Any:
+            async def call(*args: Any, **kwargs: Any) -> Any:
+                calls[name] += 1
+                return await method(*args, **kwargs)
+            return call
+
+        monkeypatch.setattr(inner, name, counted())
+    return calls
+
+
+async def test_a_spectator_joins_a_race_held_here_without_a_lookup(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"ws://127.0.0.1:{server.port}"
+    bot, cycle = await racing_player(url, name="mover", bot=True, spectators=True)
+    assert await play_cycle(bot, cycle, 300, 60) == 300
+    calls = _count_calls(server, monkeypatch)
+    watcher = await Client.open(url, "watcher")
+    joined = await watcher.join(bot.code, role="spectator")
+    assert joined.boards[0].seq == 300  # the board as it is: the record read is current
+    # one get_room (in _enter, after attaching), the seats, one seat's checkpoint + tail
+    assert calls == Counter(get_room=1, get_seats=1, get_checkpoint=1, read_log=1)
+    await watcher.close()
+    await bot.close()
+
+
+async def test_a_spectator_of_a_lobby_is_looked_up_in_the_store(
+        server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"ws://127.0.0.1:{server.port}"
+    host = await Client.open(url, "host")
+    created = await host.create(variant="brisbane", countdown_s=0, public=False)
+    calls = _count_calls(server, monkeypatch)
+    watcher = await Client.open(url, "watcher")
+    await watcher.join(created.code, role="spectator")
+    assert calls["get_room"] == 2  # the lookup, then _enter's read
+    await watcher.close()
+    await host.send(m.Leave())
+    await host.close()
