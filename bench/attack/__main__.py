@@ -177,6 +177,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result.update(asyncio.run(_phases(ctx, mod)))
         result["server_alive"] = server.alive()
         result["server_tracebacks"] = sum("Traceback" in line for line in server.stderr_tail)
+        # What the server complained of (its last warnings and errors, for the JSON)
+        result["server_warnings"] = [line[:300] for line in server.stderr_tail
+                                     if "WARNING" in line or "ERROR" in line
+                                     or '"warning"' in line or '"error"' in line][-5:]
         return result
     finally:
         if server is not None:
