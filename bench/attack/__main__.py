@@ -180,7 +180,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # What the server complained of (its last warnings and errors, for the JSON)
         result["server_warnings"] = [line[:300] for line in server.stderr_tail
                                      if "WARNING" in line or "ERROR" in line
-                                     or '"warning"' in line or '"error"' in line][-5:]
+                                     or '"warning"' in line or '"error"' in line
+                                     or "unavailable" in line][-5:]
         return result
     finally:
         if server is not None:

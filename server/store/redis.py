@@ -47,7 +47,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import msgspec
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -88,6 +88,13 @@ _TIE_SLACK = 16
 DEADLINES_KEY = "solrace:deadlines"
 PRIMARIES = RedisCluster.PRIMARIES
 SOCKET_TIMEOUT_S = 1.0
+# Connections to a standalone Redis, per node. redis-py's default pool holds 100 and
+# refuses the 101st operation at once ("Too many connections"): 1,500 spectators joining
+# one room (100 handshakes at a time) failed a few joins store_unavailable. This pool
+# makes an operation beyond it wait for a free connection instead (within the
+# operation's OP_TIMEOUT_S); Redis itself accepts 10,000 clients by default, and each
+# node's pool stays far under that. A URL's ``max_connections`` overrides it.
+POOL_MAX = 256
 WAIT_TIMEOUT_MS = 500  # --redis-wait-replicas: a move waits this long for its replicas
 # (below SOCKET_TIMEOUT_S, so the answer is "too few replicas", not a socket timeout)
 OP_TIMEOUT_S = 3.0
@@ -272,8 +279,9 @@ class RedisStore:
             if parts.password:
                 auth["password"] = unquote(parts.password)
             return cls(RedisCluster.from_url(clean, **options), cluster=True, node_auth=auth)
-        return cls(Redis.from_url(clean, **options), cluster=False,
-                   wait_replicas=wait_replicas)
+        pool = BlockingConnectionPool.from_url(clean, max_connections=POOL_MAX,
+                                               timeout=OP_TIMEOUT_S, **options)
+        return cls(Redis.from_pool(pool), cluster=False, wait_replicas=wait_replicas)
 
     # ------------------------------------------------------------------ plumbing
 
