@@ -109,7 +109,9 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
         server.verdicts.request(record, settings.variant, dict(settings.options),
                                 client=conn.address or f"{server.node_id}/{conn.id}")
     if msg.as_player:
-        await _join_player(server, conn, record)
+        # The room is this connection's, made a moment ago under a fresh secret code:
+        # no seat to read (a store round trip saved on every creation).
+        await _join_player(server, conn, record, seats=[])
     else:
         await _enter(server, conn, record, Member(conn, 0, created=True))
 
@@ -197,15 +199,14 @@ def _holds_seat(conn: Any) -> bool:
                 and room.phase != "finished")
 
 
-async def _check_address(server: Server, conn: Connection, record: RoomRecord,
+async def _check_address(server: Server, conn: Connection, seats: list[SeatRecord],
                          settings: RoomSettings) -> None:
     """The address's seat cap; and one seat per address in a hidden-information room
     (face-down cards) unless ``shared_address_seats``: a second seat on the same deal
-    would show the first one's face-down cards (issue 17)."""
+    would show the first one's face-down cards (issue 17). ``seats``: the room's."""
     server.addresses.check_seat(conn.address, _holds_seat)
     if server.config.shared_address_seats or not hides_cards(settings):
         return
-    seats = await server.store.get_seats(record.code)
     if any(s.address == conn.address for s in seats):
         raise ProtocolError(Code.SAME_ADDRESS)
 
@@ -223,14 +224,20 @@ def same_name(name: str) -> str:
     return unicodedata.normalize("NFC", name).strip().casefold()
 
 
-async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> None:
+async def _join_player(server: Server, conn: Connection, record: RoomRecord,
+                       seats: list[SeatRecord] | None = None) -> None:
+    """Take a seat in ``record``'s lobby. ``seats``: the room's seats when the caller
+    knows them (a room it created a moment ago has none), else they are read once for
+    both checks below."""
     settings = msgspec.convert(record.settings, RoomSettings)
-    await _check_address(server, conn, record, settings)
+    if seats is None:
+        seats = await server.store.get_seats(record.code)
+    await _check_address(server, conn, seats, settings)
     # Names are unique among a room's seats (a resume keeps its seat's name; spectators
-    # have no seat). The check and add_seat are two steps: two joins with one name at
-    # the same instant on two nodes can still both get a seat.
+    # have no seat). The checks and add_seat are two steps: two joins with one name (or
+    # from one address) at the same instant can still both get a seat.
     wanted = same_name(conn.name)
-    if any(same_name(s.name) == wanted for s in await server.store.get_seats(record.code)):
+    if any(same_name(s.name) == wanted for s in seats):
         raise ProtocolError(Code.NAME_TAKEN,
                             f"the name {conn.name.strip()} is taken in room {record.code}: "
                             "pick another")

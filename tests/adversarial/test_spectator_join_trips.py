@@ -1,7 +1,9 @@
-"""What a spectator's join costs in store calls (each a round trip on Redis): joins in a
-loop are a flood (docs/SECURITY.md, spectator-join). A race this node holds is found
+"""What a join and a creation cost in store calls (each a round trip on Redis): joins in
+a loop and creations are floods (docs/SECURITY.md). A race this node holds is found
 without a store lookup; ``_enter`` still reads the record once the spectator is
-attached. A lobby (which may expire) is looked up in the store as before."""
+attached. A lobby (which may expire) is looked up in the store as before. A player's
+seat checks (address, name) read the seats once, and not at all in a room the player
+created a moment ago."""
 
 from __future__ import annotations
 
@@ -27,19 +29,23 @@ async def server() -> AsyncIterator[Server]:
     await started.stop()
 
 
-def _count_calls(server: Server, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Count every call to the store's async methods from now on."""
+def _count_calls(server: Server, monkeypatch: pytest.MonkeyPatch,
+                 order: list[str] | None = None) -> Counter[str]:
+    """Count every call to the store's async methods from now on (and list them in
+    ``order``)."""
     calls: Counter[str] = Counter()
+    names = order if order is not None else []
     store: Any = server.store
     inner = store.wrapped  # under the metrics wrapper, which caches its wrappers
     store._timed.clear()
     for name in ("get_room", "get_seats", "get_seat", "get_checkpoint", "read_log",
-                 "get_results", "subscribe"):
+                 "get_results", "subscribe", "add_seat"):
         method = getattr(inner, name)
 
         def counted(method: Any = method, name: str = name) -> Any:
             async def call(*args: Any, **kwargs: Any) -> Any:
                 calls[name] += 1
+                names.append(name)
                 return await method(*args, **kwargs)
             return call
 
@@ -74,3 +80,31 @@ async def test_a_spectator_of_a_lobby_is_looked_up_in_the_store(
     await watcher.close()
     await host.send(m.Leave())
     await host.close()
+
+
+async def test_a_seat_reads_the_seats_once_and_a_creator_not_at_all(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hidden-information room (Brisbane) with the one-seat-per-address rule on: the
+    address check and the name check share one read of the seats."""
+    server = Server(ServerConfig(port=0, host="127.0.0.1", allow_volatile_store=True,
+                                 **{**ONE_HOST, "shared_address_seats": False}))
+    await server.start()
+    url = f"ws://127.0.0.1:{server.port}"
+    order: list[str] = []
+    _count_calls(server, monkeypatch, order)
+    host = await Client.open(url, "host", source="127.0.0.31")
+    created = await host.create(variant="brisbane", countdown_s=0, public=False)
+    assert "get_seats" not in order[:order.index("add_seat")]
+    order.clear()
+    guest = await Client.open(url, "guest", source="127.0.0.32")
+    await guest.join(created.code)
+    assert order[:order.index("add_seat")].count("get_seats") == 1
+    order.clear()
+    twin = await Client.open(url, "twin", source="127.0.0.32")  # the guest's address
+    await twin.send(m.Join(code=created.code))
+    refused = await twin.expect(m.Error)
+    assert refused.code == "same_address" and order.count("get_seats") == 1
+    for client in (host, guest, twin):
+        await client.close()
+    await server.stop()
+
