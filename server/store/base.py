@@ -187,6 +187,16 @@ class Store(Protocol):
         max_clock_ms`` (None: no bound), or None. One round trip whatever the log's
         length. Its ``round`` may be an older round's (the caller checks)."""
 
+    async def checkpoint_and_tail(
+        self, code: str, seat: int, limit: int, max_seq: int | None = None,
+        max_clock_ms: int | None = None,
+    ) -> tuple[Checkpoint | None, list[LogEntry]]:
+        """``get_checkpoint(code, seat, max_seq, max_clock_ms)`` and the first ``limit``
+        log entries after it (after its ``seq``; from the log's start when there is
+        none): a rebuild's first two reads in one round trip, atomically. The
+        checkpoint's ``round`` may be an older round's: the caller checks, and then does
+        not use the entries (they follow that checkpoint)."""
+
     # -- results
     async def put_results(self, code: str, results: bytes) -> bytes:
         """Keep the encoded results message for as long as the room exists, unless the

@@ -356,6 +356,9 @@ class MemoryStore:
     async def read_log(self, code: str, seat: int, after: int = 0,
                        limit: int | None = None) -> list[LogEntry]:
         """The seat's log entries after the first ``after`` ones, at most ``limit``."""
+        return self._read_log(code, seat, after, limit)
+
+    def _read_log(self, code: str, seat: int, after: int, limit: int | None) -> list[LogEntry]:
         room = self._room(code)
         entries = room.logs.get(seat) if room is not None else None
         return entries.read(after, limit) if entries is not None else []
@@ -401,6 +404,10 @@ class MemoryStore:
     async def get_checkpoint(self, code: str, seat: int, max_seq: int | None = None,
                              max_clock_ms: int | None = None) -> Checkpoint | None:
         """The latest checkpoint within both bounds — see ``Store``."""
+        return self._get_checkpoint(code, seat, max_seq, max_clock_ms)
+
+    def _get_checkpoint(self, code: str, seat: int, max_seq: int | None,
+                        max_clock_ms: int | None) -> Checkpoint | None:
         room = self._room(code)
         kept = room.checkpoints.get(seat, []) if room is not None else []
         i = len(kept)
@@ -412,6 +419,14 @@ class MemoryStore:
             return None
         found = kept[i - 1]
         return msgspec.structs.replace(found, reached=list(found.reached))
+
+    async def checkpoint_and_tail(
+        self, code: str, seat: int, limit: int, max_seq: int | None = None,
+        max_clock_ms: int | None = None,
+    ) -> tuple[Checkpoint | None, list[LogEntry]]:
+        """``get_checkpoint`` and the ``limit`` log entries after it — see ``Store``."""
+        saved = self._get_checkpoint(code, seat, max_seq, max_clock_ms)
+        return saved, self._read_log(code, seat, saved.seq if saved else 0, max(limit, 0))
 
     # ------------------------------------------------------------------ results
     async def put_results(self, code: str, results: bytes) -> bytes:

@@ -133,6 +133,29 @@ end
 local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'LIMIT', 0, 1)
 return r[1] or false
 """
+# KEYS: cp, cpt, log. ARGV: max seq, max clock (as _GET_CHECKPOINT), limit. The latest
+# checkpoint within both bounds ('' if none) and up to ``limit`` log entries after it
+# (from the log's start without one): a rebuild's two reads in one round trip.
+_CHECKPOINT_AND_TAIL = """
+local s = ARGV[1]
+local found = true
+if ARGV[2] ~= '+inf' then
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[2], ARGV[2], '-inf', 'LIMIT', 0, 1)
+  if #r == 0 then
+    found = false
+  elseif s == '+inf' or tonumber(r[1]) < tonumber(s) then
+    s = tostring(tonumber(r[1]))
+  end
+end
+local cp, seq = '', 0
+if found then
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #r > 0 then cp, seq = r[1], tonumber(r[2]) end
+end
+local limit = tonumber(ARGV[3])
+if limit <= 0 then return {cp, {}} end  -- (LRANGE seq seq-1 would be the whole log at 0)
+return {cp, redis.call('LRANGE', KEYS[3], seq, seq + limit - 1)}
+"""
 _LOBBY = _encode("lobby")
 _ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__)
 _SEAT_FIELDS = tuple(f for f in SeatRecord.__struct_fields__ if f not in ("seat", "epoch"))
@@ -238,7 +261,8 @@ class RedisStore:
             )
         }
         self._checkpoint_scripts = (client.register_script(_PUT_CHECKPOINT),
-                                    client.register_script(_GET_CHECKPOINT))
+                                    client.register_script(_GET_CHECKPOINT),
+                                    client.register_script(_CHECKPOINT_AND_TAIL))
         # options of the per-master subscriber connections on Cluster
         node_options = {
             "socket_timeout": SOCKET_TIMEOUT_S, "socket_connect_timeout": SOCKET_TIMEOUT_S,
@@ -600,6 +624,20 @@ class RedisStore:
         raw = await self._run("get checkpoint", lambda: self._checkpoint_scripts[1](
             keys=keys, args=args))
         return _CHECKPOINT_DECODER.decode(raw) if raw else None
+
+    async def checkpoint_and_tail(
+        self, code: str, seat: int, limit: int, max_seq: int | None = None,
+        max_clock_ms: int | None = None,
+    ) -> tuple[Checkpoint | None, list[LogEntry]]:
+        """``get_checkpoint`` and the ``limit`` log entries after it, in one script —
+        see ``Store``."""
+        keys = _Keys(code)
+        args = ["+inf" if max_seq is None else int(max_seq),
+                "+inf" if max_clock_ms is None else int(max_clock_ms), max(int(limit), 0)]
+        raw, tail = await self._run("read checkpoint", lambda: self._checkpoint_scripts[2](
+            keys=[*keys.checkpoints(seat), keys.log(seat)], args=args))
+        saved = _CHECKPOINT_DECODER.decode(raw) if raw else None
+        return saved, [_LOG_DECODER.decode(item) for item in tail]
 
     # ------------------------------------------------------------------ results
 

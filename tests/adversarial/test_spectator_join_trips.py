@@ -39,7 +39,7 @@ def _count_calls(server: Server, monkeypatch: pytest.MonkeyPatch,
     inner = store.wrapped  # under the metrics wrapper, which caches its wrappers
     store._timed.clear()
     for name in ("get_room", "get_seats", "get_seat", "get_checkpoint", "read_log",
-                 "get_results", "subscribe", "add_seat"):
+                 "checkpoint_and_tail", "get_results", "subscribe", "add_seat"):
         method = getattr(inner, name)
 
         def counted(method: Any = method, name: str = name) -> Any:
@@ -62,8 +62,9 @@ async def test_a_spectator_joins_a_race_held_here_without_a_lookup(
     watcher = await Client.open(url, "watcher")
     joined = await watcher.join(bot.code, role="spectator")
     assert joined.boards[0].seq == 300  # the board as it is: the record read is current
-    # one get_room (in _enter, after attaching), the seats, one seat's checkpoint + tail
-    assert calls == Counter(get_room=1, get_seats=1, get_checkpoint=1, read_log=1)
+    # one get_room (in _enter, after attaching), the seats, and the one seat's
+    # checkpoint with the log's tail after it in one call
+    assert calls == Counter(get_room=1, get_seats=1, checkpoint_and_tail=1)
     await watcher.close()
     await bot.close()
 
