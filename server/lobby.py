@@ -141,8 +141,8 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
 
 def _watched_here(server: Server, code: str) -> RoomRecord | None:
     """The record of a race this node holds (countdown or running), for a spectator's
-    join: its lookup then costs no store round trip (one of the five of a spectator's
-    join on Redis; joins in a loop are a flood, docs/SECURITY.md). Safe because
+    join: its lookup then costs no store round trip (joins in a loop are a flood,
+    docs/SECURITY.md). Safe because
     ``_enter`` reads the record from the store again once the spectator is attached,
     and a race's record outlives the race in the store; a lobby (which may expire) or a
     finished room (whose results expire) is looked up in the store as before."""
@@ -199,12 +199,11 @@ def _holds_seat(conn: Any) -> bool:
                 and room.phase != "finished")
 
 
-async def _check_address(server: Server, conn: Connection, seats: list[SeatRecord],
-                         settings: RoomSettings) -> None:
-    """The address's seat cap; and one seat per address in a hidden-information room
-    (face-down cards) unless ``shared_address_seats``: a second seat on the same deal
-    would show the first one's face-down cards (issue 17). ``seats``: the room's."""
-    server.addresses.check_seat(conn.address, _holds_seat)
+def _check_address(server: Server, conn: Connection, seats: list[SeatRecord],
+                   settings: RoomSettings) -> None:
+    """One seat per address in a hidden-information room (face-down cards) unless
+    ``shared_address_seats``: a second seat on the same deal would show the first one's
+    face-down cards (issue 17). ``seats``: the room's."""
     if server.config.shared_address_seats or not hides_cards(settings):
         return
     if any(s.address == conn.address for s in seats):
@@ -230,9 +229,11 @@ async def _join_player(server: Server, conn: Connection, record: RoomRecord,
     knows them (a room it created a moment ago has none), else they are read once for
     both checks below."""
     settings = msgspec.convert(record.settings, RoomSettings)
+    # The address's seat cap first: a refused seat costs no store round trip.
+    server.addresses.check_seat(conn.address, _holds_seat)
     if seats is None:
         seats = await server.store.get_seats(record.code)
-    await _check_address(server, conn, seats, settings)
+    _check_address(server, conn, seats, settings)
     # Names are unique among a room's seats (a resume keeps its seat's name; spectators
     # have no seat). The checks and add_seat are two steps: two joins with one name (or
     # from one address) at the same instant can still both get a seat.
