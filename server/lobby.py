@@ -109,7 +109,9 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
         server.verdicts.request(record, settings.variant, dict(settings.options),
                                 client=conn.address or f"{server.node_id}/{conn.id}")
     if msg.as_player:
-        await _join_player(server, conn, record)
+        # The room is this connection's, made a moment ago under a fresh secret code:
+        # no seat to read (a store round trip saved on every creation).
+        await _join_player(server, conn, record, seats=[])
     else:
         await _enter(server, conn, record, Member(conn, 0, created=True))
 
@@ -118,7 +120,9 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     """Join a room by code as a player (lobby only) or a spectator. An address that
     named too many unknown rooms in the last minute is refused before the lookup."""
     server.addresses.check_join_allowed(conn.address)
-    record = await server.store.get_room(code.upper())
+    record = _watched_here(server, code.upper()) if role == "spectator" else None
+    if record is None:
+        record = await server.store.get_room(code.upper())
     if record is None:
         server.addresses.failed_join(conn.address)
         raise ProtocolError(Code.NO_SUCH_ROOM, f"no room {code!r}")
@@ -135,23 +139,42 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     await _enter(server, conn, record, Member(conn, 0))
 
 
+def _watched_here(server: Server, code: str) -> RoomRecord | None:
+    """The record of a race this node holds (countdown or running), for a spectator's
+    join: its lookup then costs no store round trip (joins in a loop are a flood,
+    docs/SECURITY.md). Safe because
+    ``_enter`` reads the record from the store again once the spectator is attached,
+    and a race's record outlives the race in the store; a lobby (which may expire) or a
+    finished room (whose results expire) is looked up in the store as before."""
+    room = server.rooms.get(code)
+    if room is None or room.closed or room.phase not in ("countdown", "running"):
+        return None
+    return room.record
+
+
 def _check_spectators(server: Server, code: str, *, batched: bool) -> None:
     """``room_full`` if the room already has ``max_spectators_per_room`` spectators on
     this node: every move goes to each of them, in one burst on the event loop
     (ServerConfig); or, for a spectator whose hello did not set ``ds`` (it takes a
     ``Progress`` and a ``Diff`` frame per move instead of one ``Diffs`` frame per tick),
     if the room has ``max_legacy_spectators_per_room`` such spectators: a crowd of them
-    would cost the node two frames per move each. O(members), and a room's members are
-    bounded by the cap plus its seats."""
+    would cost the node two frames per move each. O(1) while the room's members are
+    fewer than the cap that applies, O(members) from there (bounded by the cap plus
+    its seats)."""
     room = server.rooms.get(code)
     if room is None:
         return
     cap = server.config.max_spectators_per_room
+    legacy_cap = server.config.max_legacy_spectators_per_room
+    # No count while the room's members (players included) are fewer than the cap that
+    # applies: neither can be reached then. Counting on every join made a crowd's joins
+    # quadratic (1,500 joins into one room scanned 1.1 million members).
+    if len(room.members) < (cap if batched else min(cap, legacy_cap)):
+        return
     spectators = [m for m in room.members.values() if not m.is_player]
     if len(spectators) >= cap:
         raise ProtocolError(Code.ROOM_FULL,
                             f"room {code} has {cap} spectators on this node; try later")
-    legacy_cap = server.config.max_legacy_spectators_per_room
     if not batched and sum(not m.batched for m in spectators) >= legacy_cap:
         raise ProtocolError(Code.ROOM_FULL,
                             f"room {code} has {legacy_cap} spectators taking a frame per "
@@ -176,15 +199,13 @@ def _holds_seat(conn: Any) -> bool:
                 and room.phase != "finished")
 
 
-async def _check_address(server: Server, conn: Connection, record: RoomRecord,
-                         settings: RoomSettings) -> None:
-    """The address's seat cap; and one seat per address in a hidden-information room
-    (face-down cards) unless ``shared_address_seats``: a second seat on the same deal
-    would show the first one's face-down cards (issue 17)."""
-    server.addresses.check_seat(conn.address, _holds_seat)
+def _check_address(server: Server, conn: Connection, seats: list[SeatRecord],
+                   settings: RoomSettings) -> None:
+    """One seat per address in a hidden-information room (face-down cards) unless
+    ``shared_address_seats``: a second seat on the same deal would show the first one's
+    face-down cards (issue 17). ``seats``: the room's."""
     if server.config.shared_address_seats or not hides_cards(settings):
         return
-    seats = await server.store.get_seats(record.code)
     if any(s.address == conn.address for s in seats):
         raise ProtocolError(Code.SAME_ADDRESS)
 
@@ -202,14 +223,22 @@ def same_name(name: str) -> str:
     return unicodedata.normalize("NFC", name).strip().casefold()
 
 
-async def _join_player(server: Server, conn: Connection, record: RoomRecord) -> None:
+async def _join_player(server: Server, conn: Connection, record: RoomRecord,
+                       seats: list[SeatRecord] | None = None) -> None:
+    """Take a seat in ``record``'s lobby. ``seats``: the room's seats when the caller
+    knows them (a room it created a moment ago has none), else they are read once for
+    both checks below."""
     settings = msgspec.convert(record.settings, RoomSettings)
-    await _check_address(server, conn, record, settings)
+    # The address's seat cap first: a refused seat costs no store round trip.
+    server.addresses.check_seat(conn.address, _holds_seat)
+    if seats is None:
+        seats = await server.store.get_seats(record.code)
+    _check_address(server, conn, seats, settings)
     # Names are unique among a room's seats (a resume keeps its seat's name; spectators
-    # have no seat). The check and add_seat are two steps: two joins with one name at
-    # the same instant on two nodes can still both get a seat.
+    # have no seat). The checks and add_seat are two steps: two joins with one name (or
+    # from one address) at the same instant can still both get a seat.
     wanted = same_name(conn.name)
-    if any(same_name(s.name) == wanted for s in await server.store.get_seats(record.code)):
+    if any(same_name(s.name) == wanted for s in seats):
         raise ProtocolError(Code.NAME_TAKEN,
                             f"the name {conn.name.strip()} is taken in room {record.code}: "
                             "pick another")

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
+from collections.abc import Sequence
 
 import msgspec
 
@@ -33,7 +35,7 @@ from protocol.messages import (
     SeatLog,
     SeatStatus,
 )
-from protocol.ranking import BOT_LIKE_MOVES, BOT_LIKE_SPAN_MS, bot_like, is_deliberate, rank
+from protocol.ranking import BOT_LIKE_MOVES, BOT_LIKE_SPAN_MS, is_deliberate, rank
 
 from . import events as ev
 from . import views
@@ -378,8 +380,14 @@ async def finish(room: Room) -> None:
 
 
 async def _build_results(room: Room, record: RoomRecord) -> Results:
-    """The results from the seat records and the logs, after fencing every seat."""
+    """The results from the seat records and the logs, after fencing every seat.
+
+    The results carry every seat's whole log (``SeatLog``), so the logs are read: all of
+    them in one store round trip (``Store.read_logs``), decoded and checked for bot-like
+    play ``results_slice`` entries at a time with the event loop free between slices. The
+    other store round trips depend on the number of seats, never on the logs' length."""
     store, code, settings = room.store, room.code, room.settings
+    step = room.config.results_slice
     for seat in await store.get_seats(code):
         await store.take_seat(code, seat.seat)  # no append can succeed after this
     seats = await store.get_seats(code)
@@ -390,20 +398,41 @@ async def _build_results(room: Room, record: RoomRecord) -> Results:
             await store.update_seat(code, seat.seat, status=seat.status)
         if seat.ready:  # after the results, ready means "I want a rematch": nobody yet
             await store.update_seat(code, seat.seat, ready=False)
-    logs = []
-    for s in seats:
-        entries = await store.read_log(code, s.seat)
-        logs.append(SeatLog(seat=s.seat, moves=[e.move for e in entries],
-                            clocks=[e.clock_ms for e in entries]))
+    columns = await store.read_logs(code, [s.seat for s in seats], step)
+    logs = [SeatLog(seat=s.seat, moves=columns[s.seat].moves, clocks=columns[s.seat].clocks)
+            for s in seats]
     # From the whole logs, as ``solrace verify`` computes it (the live mark may have
     # missed a window that straddled a resume).
-    flagged = {log.seat for log in logs if bot_like(log.moves, log.clocks)}
+    flagged = {log.seat for log in logs if await bot_like_sliced(log.moves, log.clocks, step)}
     return Results(
         code=code, variant=settings.variant, options=dict(settings.options),
         rank_by=settings.rank_by, seed=record.seed, salt=record.salt,
         commitment=record.commitment, ranking=rank(seats, settings.rank_by, flagged), logs=logs,
         reason=reason, winnable=record.winnable, par=record.par, round=record.round,
     )
+
+
+async def bot_like_sliced(moves: Sequence[str], clocks: Sequence[int], step: int) -> bool:
+    """``protocol.ranking.bot_like(moves, clocks)``, computed ``step`` entries at a time
+    with the event loop free between slices (a whole log at the results: 160,000 moves
+    are ~15 ms of Python in one go)."""
+    step = max(step, 1)
+    picked: list[int] = []
+    for start in range(0, min(len(moves), len(clocks)), step):
+        if start:
+            await asyncio.sleep(0)
+        picked.extend([clock for move, clock in zip(moves[start : start + step],
+                                                    clocks[start : start + step], strict=False)
+                       if is_deliberate(move)])
+    n = BOT_LIKE_MOVES
+    windows = len(picked) - n + 1  # window i: deliberate moves i .. i + n - 1
+    for start in range(0, max(windows, 0), step):
+        await asyncio.sleep(0)
+        stop = min(start + step, windows)
+        if min(map(operator.sub, picked[start + n - 1 : stop + n - 1],
+                   picked[start:stop])) < BOT_LIKE_SPAN_MS:
+            return True
+    return False
 
 
 def _need_player(member: Member) -> None:

@@ -22,7 +22,7 @@ from protocol.messages import RoomSettings
 
 from . import views
 from .store.base import Store
-from .store.records import RoomRecord
+from .store.records import LogEntry, RoomRecord
 
 
 async def rebuild(
@@ -44,19 +44,26 @@ async def rebuild(
     whose game is advanced in place). Yields to the event loop after each slice of
     ``slice_moves`` moves. Raises ``StoreUnavailable`` as the store does."""
     code = record.code
+    slice_moves = max(1, slice_moves)
+    # The checkpoint and the first slice after it come in one store round trip.
+    first: list[LogEntry] | None = None
     if start is None:
         bound = upto
         if diffs_after is not None:
             bound = diffs_after if bound is None else min(bound, diffs_after)
-        saved = await store.get_checkpoint(code, seat, max_seq=bound,
-                                           max_clock_ms=until_clock_ms)
+        saved, tail = await store.checkpoint_and_tail(code, seat, slice_moves, max_seq=bound,
+                                                      max_clock_ms=until_clock_ms)
         start = views.resume_from(record, settings, saved)
+        if start.seq == (saved.seq if saved is not None else 0):
+            first = tail  # else the checkpoint was an older round's: read from 0
     done = views.Replay(start.game, start.seq, [], start.reached)
     diffs = done.diffs
-    slice_moves = max(1, slice_moves)
     while upto is None or done.seq < upto:
         want = slice_moves if upto is None else min(slice_moves, upto - done.seq)
-        entries = await store.read_log(code, seat, after=done.seq, limit=want)
+        if first is not None:
+            entries, first = first[:want], None
+        else:
+            entries = await store.read_log(code, seat, after=done.seq, limit=want)
         part = views.replay(record, settings, seat, entries, diffs_after=diffs_after,
                             until_clock_ms=until_clock_ms, start=done)
         diffs += part.diffs

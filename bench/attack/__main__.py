@@ -66,6 +66,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="maxmemory of the private redis-server (e.g. 24mb)")
     parser.add_argument("--server-arg", action="append", default=[],
                         help="extra argument for `solrace serve` (repeatable)")
+    parser.add_argument("--profile-server", default="", metavar="FILE",
+                        help="run the server under cProfile and write its stats to FILE "
+                             "(for where the time goes, not for figures: the profiler "
+                             "slows the server)")
     for name in sorted(ATTACKS):
         add = getattr(_module(name), "add_args", None)
         if add is not None:
@@ -164,7 +168,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     server = None
     try:
         server = ServerProc(redis.url if redis else "",
-                            [*getattr(mod, "SERVER_ARGS", []), *args.server_arg])
+                            [*getattr(mod, "SERVER_ARGS", []), *args.server_arg],
+                            profile=args.profile_server)
         server.start_stderr_drain()
         ctx = Ctx(server, redis, args)
         result = {"attack_name": args.attack, "store": args.store,
@@ -172,6 +177,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result.update(asyncio.run(_phases(ctx, mod)))
         result["server_alive"] = server.alive()
         result["server_tracebacks"] = sum("Traceback" in line for line in server.stderr_tail)
+        # What the server complained of (its last warnings and errors, for the JSON)
+        result["server_warnings"] = [line[:300] for line in server.stderr_tail
+                                     if "WARNING" in line or "ERROR" in line
+                                     or '"warning"' in line or '"error"' in line
+                                     or "unavailable" in line][-5:]
         return result
     finally:
         if server is not None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import engine
+from bench.attack.rawws import BUSY_PATIENCE_S, BUSY_STATUSES, busy_backoff
 from bench.players import reversible_pair
 from protocol import PROTOCOL_VERSION, decode_server, encode
 from protocol import messages as m
@@ -117,9 +118,12 @@ class ServerProc:
     """``solrace serve --host 127.0.0.1 --port 0`` as a child process; its URL comes from
     the one line it prints when ready."""
 
-    def __init__(self, redis_url: str = "", extra: list[str] | None = None) -> None:
+    def __init__(self, redis_url: str = "", extra: list[str] | None = None,
+                 profile: str = "") -> None:
         exe = Path(sys.executable).with_name("solrace")
         cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "client_cli.main"]
+        if profile:  # cProfile writes the stats when serve returns (it does on SIGTERM)
+            cmd = [sys.executable, "-m", "cProfile", "-o", profile, "-m", "client_cli.main"]
         cmd += ["serve", "--host", "127.0.0.1", "--port", "0", *(extra or [])]
         if redis_url:
             cmd += ["--redis", redis_url]
@@ -206,15 +210,31 @@ class Client:
 
     @classmethod
     async def open(cls, url: str, name: str = "x", *, source: str = "", hello: bool = True,
-                   bot: bool = False, batched: bool = False) -> Client:
+                   bot: bool = False, batched: bool = False,
+                   patience_s: float = BUSY_PATIENCE_S) -> Client:
         """Connect (from ``source`` when given) and say hello unless told not to;
-        ``batched``: a spectator taking Diffs frames (hello.ds)."""
+        ``batched``: a spectator taking Diffs frames (hello.ds). A handshake refused 503
+        or 429 is tried again with ``busy_backoff`` for ``patience_s``, as the SDK does
+        (a set-up under the node's admission budget); a flood that counts its refusals
+        passes ``patience_s=0``. Raises websockets' ``InvalidStatus`` past the patience."""
         from websockets.asyncio.client import connect
+        from websockets.exceptions import InvalidStatus
 
         kwargs: dict[str, Any] = {"local_addr": (source, 0)} if source else {}
-        ws = await asyncio.wait_for(
-            connect(url, compression=None, max_queue=None, max_size=None,
-                    open_timeout=REPLY_TIMEOUT_S, **kwargs), REPLY_TIMEOUT_S)
+        give_up = time.monotonic() + patience_s
+        attempt = 0
+        while True:
+            try:
+                ws = await asyncio.wait_for(
+                    connect(url, compression=None, max_queue=None, max_size=None,
+                            open_timeout=REPLY_TIMEOUT_S, **kwargs), REPLY_TIMEOUT_S)
+                break
+            except InvalidStatus as exc:
+                if (exc.response.status_code not in BUSY_STATUSES
+                        or time.monotonic() >= give_up):
+                    raise
+            attempt += 1
+            await asyncio.sleep(busy_backoff(attempt))
         client = cls(ws)
         if hello:
             await client.send(m.Hello(version=PROTOCOL_VERSION, name=name, bot=bot,

@@ -8,15 +8,33 @@ import asyncio
 import base64
 import contextlib
 import os
+import random
 import socket
 import struct
+import time
 
 from bench.rawws import OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, frame_head
+from client_cli.sdk.session import BUSY_PATIENCE_S, BUSY_STATUSES
 from protocol import PROTOCOL_VERSION, encode
 from protocol import messages as m
 
-__all__ = ["OP_BINARY", "OP_CLOSE", "OP_PING", "OP_PONG", "OP_TEXT", "RawWs", "frame",
-           "hello_frame"]
+__all__ = ["BUSY_PATIENCE_S", "BUSY_STATUSES", "OP_BINARY", "OP_CLOSE", "OP_PING", "OP_PONG",
+           "OP_TEXT", "RawWs", "busy_backoff", "frame", "hello_frame"]
+
+# The SDK's reconnect backoff (``client_cli.sdk.session.Session``'s defaults): a set-up
+# connection refused "later" (HTTP 503: the node's admission budget; 429: the address's
+# caps) is tried again after 0.1 s, doubling to at most 5 s, for ``BUSY_PATIENCE_S``, as
+# ``Session._open`` does. Only set-ups retry: a flood counts its refusals.
+BUSY_BACKOFF_S = 0.1
+BUSY_MAX_BACKOFF_S = 5.0
+
+
+def busy_backoff(attempt: int) -> float:
+    """Seconds to wait after the ``attempt``-th (1-based) busy refusal in a row: the SDK's
+    doubling backoff, jittered to 50-100% so that many refused set-ups do not come back
+    all at once."""
+    delay = min(BUSY_MAX_BACKOFF_S, BUSY_BACKOFF_S * 2 ** (max(attempt, 1) - 1))
+    return delay * random.uniform(0.5, 1.0)
 
 
 def frame(opcode: int, payload: bytes) -> bytes:
@@ -40,6 +58,7 @@ class RawWs:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  status: int) -> None:
         self.reader, self.writer, self.status = reader, writer, status
+        self.retries = 0  # busy refusals before this connection (``open_patiently``)
 
     @classmethod
     async def open(cls, host: str, port: int, *, source: str = "", rcvbuf: int = 0,
@@ -73,6 +92,23 @@ class RawWs:
             raise
         status = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
         return cls(reader, writer, status)
+
+    @classmethod
+    async def open_patiently(cls, host: str, port: int, *, source: str = "",
+                             patience_s: float = BUSY_PATIENCE_S, wait: float = 10.0) -> RawWs:
+        """``open``, tried again with ``busy_backoff`` while the handshake is refused 503
+        or 429 and ``patience_s`` has not passed (a set-up's connection: the node admits
+        many at its rate). Returns the last connection, whatever its ``status``."""
+        give_up = time.monotonic() + patience_s
+        attempt = 0
+        while True:
+            ws = await cls.open(host, port, source=source, wait=wait)
+            if ws.status not in BUSY_STATUSES or time.monotonic() >= give_up:
+                ws.retries = attempt
+                return ws
+            ws.close()
+            attempt += 1
+            await asyncio.sleep(busy_backoff(attempt))
 
     def send(self, data: bytes) -> None:
         """Queue bytes (already framed) on the transport."""

@@ -51,7 +51,8 @@ async def create_rooms(url: str, target: int, seconds: float, conns: int,
         while time.monotonic() < deadline and created < target:
             try:
                 if client is None:
-                    client = await Client.open(url, "flood", source=source)
+                    # no patience: the flood counts its refusals and comes straight back
+                    client = await Client.open(url, "flood", source=source, patience_s=0)
                 await client.send(m.CreateRoom(settings=m.RoomSettings(
                     variant="brisbane", countdown_s=0)))
                 reply = await client.expect(m.Joined | m.Error,

@@ -68,19 +68,23 @@ async def setup(ctx: Ctx) -> dict[str, Any]:
     """Seat the mover; join ``--spectators`` spectators to its room."""
     mover, cycle = await racing_player(ctx.url, name="mover", bot=True, spectators=True,
                                        source=source_addr(0))
+    started = time.monotonic()
     sem = asyncio.Semaphore(JOIN_CONCURRENCY)
     joined: list[RawWs] = []
     failures: Counter[str] = Counter()
+    retried: Counter[str] = Counter()
     join = frame(OP_BINARY, encode(m.Join(code=mover.code, role="spectator")))
 
     async def one(i: int) -> None:
         async with sem:
             try:
-                ws = await RawWs.open("127.0.0.1", ctx.server.port,
-                                      source=source_addr(5 + i % ctx.args.fanout_sources))
+                ws = await RawWs.open_patiently(
+                    "127.0.0.1", ctx.server.port,
+                    source=source_addr(5 + i % ctx.args.fanout_sources))
             except (OSError, TimeoutError) as exc:
                 failures[type(exc).__name__] += 1
                 return
+            retried["busy refusals retried"] += ws.retries
             if ws.status != 101:
                 failures[str(ws.status)] += 1
                 ws.close()
@@ -104,7 +108,9 @@ async def setup(ctx: Ctx) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     ctx.counters["_fanout"] = (mover, cycle, joined, counts,
                                [asyncio.create_task(_drain(ws, counts)) for ws in joined])
-    return {"spectators": len(joined), "failures": dict(failures)}
+    return {"spectators": len(joined), "failures": dict(failures),
+            "busy_retries": retried["busy refusals retried"],
+            "setup_s": round(time.monotonic() - started, 1)}
 
 
 async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:

@@ -4,7 +4,7 @@ default) and a Redis one (several nodes as one service)."""
 from __future__ import annotations
 
 from .base import Deadline, Durability, SeqConflict, StaleEpoch, Store, StoreError, StoreUnavailable
-from .records import Checkpoint, LogEntry, RoomRecord, SeatRecord
+from .records import Checkpoint, LogColumns, LogEntry, RoomRecord, SeatRecord
 
 
 def open_store(url: str | None, wait_replicas: int = 0) -> Store:
@@ -26,6 +26,7 @@ __all__ = [
     "Checkpoint",
     "Deadline",
     "Durability",
+    "LogColumns",
     "LogEntry",
     "RoomRecord",
     "SeatRecord",

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from .records import Checkpoint, LogEntry, RoomRecord, SeatRecord
+from .records import Checkpoint, LogColumns, LogEntry, RoomRecord, SeatRecord
 
 
 class StoreError(Exception):
@@ -165,6 +165,15 @@ class Store(Protocol):
         """The seat's log entries after the first ``after`` ones, in order; at most
         ``limit`` of them (None: all)."""
 
+    async def read_logs(self, code: str, seats: Sequence[int],
+                        slice_entries: int) -> dict[int, LogColumns]:
+        """Each of ``seats``' whole log as columns (a seat with no log: empty ones), for
+        the results (docs/SERVER.md, "Results"). One store round trip for all the seats,
+        whatever the logs' length; the entries are decoded ``slice_entries`` at a time
+        with the event loop free between slices, so a long log never stalls it for more
+        than one slice. The logs read are as they were when the call began: call it once
+        the seats are fenced (``take_seat``), when no append can change them."""
+
     # -- checkpoints (docs/SERVER.md, "Snapshots")
     async def put_checkpoint(self, code: str, seat: int, checkpoint: Checkpoint) -> None:
         """Keep ``checkpoint`` (the seat's board after ``checkpoint.seq`` moves), replacing
@@ -177,6 +186,16 @@ class Store(Protocol):
         """The seat's latest checkpoint with ``seq <= max_seq`` and ``clock_ms <=
         max_clock_ms`` (None: no bound), or None. One round trip whatever the log's
         length. Its ``round`` may be an older round's (the caller checks)."""
+
+    async def checkpoint_and_tail(
+        self, code: str, seat: int, limit: int, max_seq: int | None = None,
+        max_clock_ms: int | None = None,
+    ) -> tuple[Checkpoint | None, list[LogEntry]]:
+        """``get_checkpoint(code, seat, max_seq, max_clock_ms)`` and the first ``limit``
+        log entries after it (after its ``seq``; from the log's start when there is
+        none): a rebuild's first two reads in one round trip, atomically. The
+        checkpoint's ``round`` may be an older round's: the caller checks, and then does
+        not use the entries (they follow that checkpoint)."""
 
     # -- results
     async def put_results(self, code: str, results: bytes) -> bytes:

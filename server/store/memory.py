@@ -17,6 +17,7 @@ import logging
 import time
 from array import array
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -31,7 +32,14 @@ from .base import (
     StaleEpoch,
     call_handler,
 )
-from .records import NEW_ROUND_SEAT, Checkpoint, LogEntry, RoomRecord, SeatRecord
+from .records import (
+    NEW_ROUND_SEAT,
+    Checkpoint,
+    LogColumns,
+    LogEntry,
+    RoomRecord,
+    SeatRecord,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +90,23 @@ class PackedLog:
         """The entries after the first ``after``, at most ``limit`` of them."""
         after = max(after, 0)
         stop = self.count if limit is None else min(self.count, after + max(limit, 0))
+        moves: list[str] = []
+        clocks: list[int] = []
+        self.read_columns(after, stop, moves, clocks)
+        return [LogEntry(move, clock) for move, clock in zip(moves, clocks, strict=True)]
+
+    def read_columns(self, after: int, stop: int, moves: list[str], clocks: list[int]) -> None:
+        """Append entries ``after`` (0-based) up to ``stop`` (excluded, at most
+        ``count``) to ``moves`` and ``clocks``: the results' columns, without an object
+        per entry."""
+        stop = min(stop, self.count)
+        after = max(after, 0)
         if after >= stop:
-            return []
+            return
         mark = after // _MARK_EVERY
         pos, clock = self._mark_offset[mark], self._mark_clock[mark]
         data = self._data
-        out: list[LogEntry] = []
-        append = out.append
+        add_move, add_clock = moves.append, clocks.append
         for index in range(mark * _MARK_EVERY, stop):
             zigzag = data[pos]
             pos += 1
@@ -105,9 +123,9 @@ class PackedLog:
             clock += (zigzag >> 1) ^ -(zigzag & 1)
             end = pos + 1 + data[pos]
             if index >= after:
-                append(LogEntry(data[pos + 1 : end].decode(), clock))
+                add_move(data[pos + 1 : end].decode())
+                add_clock(clock)
             pos = end
-        return out
 
 
 class _Room:
@@ -338,9 +356,36 @@ class MemoryStore:
     async def read_log(self, code: str, seat: int, after: int = 0,
                        limit: int | None = None) -> list[LogEntry]:
         """The seat's log entries after the first ``after`` ones, at most ``limit``."""
+        return self._read_log(code, seat, after, limit)
+
+    def _read_log(self, code: str, seat: int, after: int, limit: int | None) -> list[LogEntry]:
         room = self._room(code)
         entries = room.logs.get(seat) if room is not None else None
         return entries.read(after, limit) if entries is not None else []
+
+    async def read_logs(self, code: str, seats: Sequence[int],
+                        slice_entries: int) -> dict[int, LogColumns]:
+        """The seats' whole logs as columns, decoded ``slice_entries`` at a time with the
+        event loop free between slices — see ``Store.read_logs``. The logs and their
+        lengths are taken before the first slice (a packed log only grows, and a new
+        round gives the seat a new one), so the answer is the logs as at the call."""
+        room = self._room(code)
+        found = room.logs if room is not None else {}
+        taken = [(seat, found.get(seat)) for seat in seats]
+        frozen = [(seat, packed, packed.count if packed is not None else 0)
+                  for seat, packed in taken]
+        step = max(slice_entries, 1)
+        out: dict[int, LogColumns] = {}
+        decoded = 0
+        for seat, packed, count in frozen:
+            columns = out[seat] = LogColumns([], [])
+            for start in range(0, count, step):
+                if decoded:
+                    await asyncio.sleep(0)  # let the loop serve others between slices
+                assert packed is not None
+                packed.read_columns(start, min(start + step, count), *columns)
+                decoded += 1
+        return out
 
     # ------------------------------------------------------------------ checkpoints
     async def put_checkpoint(self, code: str, seat: int, checkpoint: Checkpoint) -> None:
@@ -359,6 +404,10 @@ class MemoryStore:
     async def get_checkpoint(self, code: str, seat: int, max_seq: int | None = None,
                              max_clock_ms: int | None = None) -> Checkpoint | None:
         """The latest checkpoint within both bounds — see ``Store``."""
+        return self._get_checkpoint(code, seat, max_seq, max_clock_ms)
+
+    def _get_checkpoint(self, code: str, seat: int, max_seq: int | None,
+                        max_clock_ms: int | None) -> Checkpoint | None:
         room = self._room(code)
         kept = room.checkpoints.get(seat, []) if room is not None else []
         i = len(kept)
@@ -370,6 +419,14 @@ class MemoryStore:
             return None
         found = kept[i - 1]
         return msgspec.structs.replace(found, reached=list(found.reached))
+
+    async def checkpoint_and_tail(
+        self, code: str, seat: int, limit: int, max_seq: int | None = None,
+        max_clock_ms: int | None = None,
+    ) -> tuple[Checkpoint | None, list[LogEntry]]:
+        """``get_checkpoint`` and the ``limit`` log entries after it — see ``Store``."""
+        saved = self._get_checkpoint(code, seat, max_seq, max_clock_ms)
+        return saved, self._read_log(code, seat, saved.seq if saved else 0, max(limit, 0))
 
     # ------------------------------------------------------------------ results
     async def put_results(self, code: str, results: bytes) -> bytes:

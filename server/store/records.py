@@ -3,6 +3,8 @@ can keep them as compact MessagePack and the memory store as plain objects."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import msgspec
 
 from protocol.messages import RoomPhase, SeatStatus
@@ -63,6 +65,15 @@ class LogEntry(msgspec.Struct, array_like=True):
 
     move: str
     clock_ms: int
+
+
+class LogColumns(NamedTuple):
+    """One seat's whole move log as two columns, the form the results carry it in
+    (``protocol.messages.SeatLog``): ``moves[i]`` was accepted at race clock
+    ``clocks[i]``."""
+
+    moves: list[str]
+    clocks: list[int]
 
 
 class Checkpoint(msgspec.Struct, array_like=True):

@@ -42,12 +42,12 @@ import contextlib
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import msgspec
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -66,7 +66,14 @@ from .base import (
     StaleEpoch,
     StoreUnavailable,
 )
-from .records import NEW_ROUND_SEAT, Checkpoint, LogEntry, RoomRecord, SeatRecord
+from .records import (
+    NEW_ROUND_SEAT,
+    Checkpoint,
+    LogColumns,
+    LogEntry,
+    RoomRecord,
+    SeatRecord,
+)
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 from .redis_commit import GroupCommit
 
@@ -81,6 +88,13 @@ _TIE_SLACK = 16
 DEADLINES_KEY = "solrace:deadlines"
 PRIMARIES = RedisCluster.PRIMARIES
 SOCKET_TIMEOUT_S = 1.0
+# Connections to a standalone Redis, per node. redis-py's default pool holds 100 and
+# refuses the 101st operation at once ("Too many connections"): 1,500 spectators joining
+# one room (100 handshakes at a time) failed a few joins store_unavailable. This pool
+# makes an operation beyond it wait for a free connection instead (within the
+# operation's OP_TIMEOUT_S); Redis itself accepts 10,000 clients by default, and each
+# node's pool stays far under that. A URL's ``max_connections`` overrides it.
+POOL_MAX = 256
 WAIT_TIMEOUT_MS = 500  # --redis-wait-replicas: a move waits this long for its replicas
 # (below SOCKET_TIMEOUT_S, so the answer is "too few replicas", not a socket timeout)
 OP_TIMEOUT_S = 3.0
@@ -88,6 +102,8 @@ OP_TIMEOUT_S = 3.0
 _encode = msgspec.msgpack.encode
 _decode = msgspec.msgpack.decode
 _LOG_DECODER = msgspec.msgpack.Decoder(LogEntry)
+# A slice of log entries under one MessagePack array32 header (``read_logs``).
+_LOGS_DECODER = msgspec.msgpack.Decoder(list[tuple[str, int]])
 _CHECKPOINT_DECODER = msgspec.msgpack.Decoder(Checkpoint)
 
 # KEYS: room, seats, cp, cpt. ARGV: seq, clock, checkpoint, seat's "N:epoch" field.
@@ -116,6 +132,29 @@ if ARGV[2] ~= '+inf' then
 end
 local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'LIMIT', 0, 1)
 return r[1] or false
+"""
+# KEYS: cp, cpt, log. ARGV: max seq, max clock (as _GET_CHECKPOINT), limit. The latest
+# checkpoint within both bounds ('' if none) and up to ``limit`` log entries after it
+# (from the log's start without one): a rebuild's two reads in one round trip.
+_CHECKPOINT_AND_TAIL = """
+local s = ARGV[1]
+local found = true
+if ARGV[2] ~= '+inf' then
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[2], ARGV[2], '-inf', 'LIMIT', 0, 1)
+  if #r == 0 then
+    found = false
+  elseif s == '+inf' or tonumber(r[1]) < tonumber(s) then
+    s = tostring(tonumber(r[1]))
+  end
+end
+local cp, seq = '', 0
+if found then
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #r > 0 then cp, seq = r[1], tonumber(r[2]) end
+end
+local limit = tonumber(ARGV[3])
+if limit <= 0 then return {cp, {}} end  -- (LRANGE seq seq-1 would be the whole log at 0)
+return {cp, redis.call('LRANGE', KEYS[3], seq, seq + limit - 1)}
 """
 _LOBBY = _encode("lobby")
 _ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__)
@@ -222,7 +261,8 @@ class RedisStore:
             )
         }
         self._checkpoint_scripts = (client.register_script(_PUT_CHECKPOINT),
-                                    client.register_script(_GET_CHECKPOINT))
+                                    client.register_script(_GET_CHECKPOINT),
+                                    client.register_script(_CHECKPOINT_AND_TAIL))
         # options of the per-master subscriber connections on Cluster
         node_options = {
             "socket_timeout": SOCKET_TIMEOUT_S, "socket_connect_timeout": SOCKET_TIMEOUT_S,
@@ -263,8 +303,9 @@ class RedisStore:
             if parts.password:
                 auth["password"] = unquote(parts.password)
             return cls(RedisCluster.from_url(clean, **options), cluster=True, node_auth=auth)
-        return cls(Redis.from_url(clean, **options), cluster=False,
-                   wait_replicas=wait_replicas)
+        pool = BlockingConnectionPool.from_url(clean, max_connections=POOL_MAX,
+                                               timeout=OP_TIMEOUT_S, **options)
+        return cls(Redis.from_pool(pool), cluster=False, wait_replicas=wait_replicas)
 
     # ------------------------------------------------------------------ plumbing
 
@@ -529,6 +570,41 @@ class RedisStore:
         raw = await self._run("read log", lambda: self._client.lrange(key, start, stop))
         return [_LOG_DECODER.decode(item) for item in raw]
 
+    async def read_logs(self, code: str, seats: Sequence[int],
+                        slice_entries: int) -> dict[int, LogColumns]:
+        """The seats' whole logs as columns — see ``Store.read_logs``. One pipeline of
+        an ``LRANGE`` per seat (the keys share the room's hash tag: one round trip on a
+        Cluster too); then each slice of entries is decoded by one msgspec call (the
+        entries are MessagePack arrays: joined under one array header they are a
+        MessagePack list), the event loop free between slices."""
+        keys = _Keys(code)
+        wanted = list(seats)
+        if not wanted:
+            return {}
+
+        async def read() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for seat in wanted:
+                pipe.lrange(keys.log(seat), 0, -1)
+            return list(await pipe.execute())
+
+        found = await self._run("read logs", read)
+        step = max(slice_entries, 1)
+        out: dict[int, LogColumns] = {}
+        decoded = 0
+        for seat, raw in zip(wanted, found, strict=True):
+            columns = out[seat] = LogColumns([], [])
+            for start in range(0, len(raw), step):
+                if decoded:
+                    await asyncio.sleep(0)  # let the loop serve others between slices
+                chunk = raw[start : start + step]
+                pairs = _LOGS_DECODER.decode(
+                    b"\xdd" + len(chunk).to_bytes(4, "big") + b"".join(chunk))
+                columns.moves.extend([move for move, _ in pairs])
+                columns.clocks.extend([clock for _, clock in pairs])
+                decoded += 1
+        return out
+
     # ------------------------------------------------------------------ checkpoints
 
     async def put_checkpoint(self, code: str, seat: int, checkpoint: Checkpoint) -> None:
@@ -548,6 +624,20 @@ class RedisStore:
         raw = await self._run("get checkpoint", lambda: self._checkpoint_scripts[1](
             keys=keys, args=args))
         return _CHECKPOINT_DECODER.decode(raw) if raw else None
+
+    async def checkpoint_and_tail(
+        self, code: str, seat: int, limit: int, max_seq: int | None = None,
+        max_clock_ms: int | None = None,
+    ) -> tuple[Checkpoint | None, list[LogEntry]]:
+        """``get_checkpoint`` and the ``limit`` log entries after it, in one script —
+        see ``Store``."""
+        keys = _Keys(code)
+        args = ["+inf" if max_seq is None else int(max_seq),
+                "+inf" if max_clock_ms is None else int(max_clock_ms), max(int(limit), 0)]
+        raw, tail = await self._run("read checkpoint", lambda: self._checkpoint_scripts[2](
+            keys=[*keys.checkpoints(seat), keys.log(seat)], args=args))
+        saved = _CHECKPOINT_DECODER.decode(raw) if raw else None
+        return saved, [_LOG_DECODER.decode(item) for item in tail]
 
     # ------------------------------------------------------------------ results
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,7 @@ import engine
 from protocol.messages import RoomSettings
 from server import snapshots, views
 from server.store.memory import MemoryStore
-from server.store.records import LogEntry, RoomRecord, SeatRecord
+from server.store.records import Checkpoint, LogEntry, RoomRecord, SeatRecord
 
 
 @dataclass
@@ -147,6 +148,15 @@ def test_a_rebuild_reads_the_tail_only() -> None:
             return entries
 
         store.read_log = counting  # type: ignore[method-assign]
+        original_first = store.checkpoint_and_tail
+
+        async def counting_first(code: str, seat: int, limit: int, **bounds: Any
+                                 ) -> tuple[Checkpoint | None, list[LogEntry]]:
+            saved, entries = await original_first(code, seat, limit, **bounds)
+            read.append(len(entries))  # the first slice comes with the checkpoint
+            return saved, entries
+
+        store.checkpoint_and_tail = counting_first  # type: ignore[method-assign]
         got = await snapshots.rebuild(store, record, room_settings, 1, slice_moves=64)
         return got, read
 
