@@ -1,19 +1,33 @@
-"""Garbage-collector settings for a serving node (called once, after start-up).
+"""Garbage-collector settings for a serving node (installed once, after start-up).
 
 A node's heap is mostly long-lived: the modules, the engine's tables and the code loaded
 at start-up, then per connection the websockets and asyncio objects that live as long as
-the client stays. CPython's cyclic collector walks every tracked object of a generation
-it collects, so a full (generation 2) collection on a node holding thousands of
-connections stops the event loop for hundreds of milliseconds (docs/BENCHMARKS.md, the
-``conns`` row). Two settings make it quieter:
+the client stays (about 80 tracked objects per idle connection). CPython's cyclic
+collector walks every tracked object of the generations it collects, so a collection
+that reaches the connections stops the event loop for hundreds of milliseconds at
+10,000 of them (docs/BENCHMARKS.md, the ``conns`` row): a full collection walks them
+all, and with raised thresholds a generation-1 collection still walked every connection
+opened since the last one. Thresholds alone cannot fix both (smaller ones bring full
+collections back), so long-lived objects are taken out of the walks:
 
 - ``gc.freeze()`` after start-up moves every object alive then (imports, config, the
-  listening server) to a permanent generation no collection walks again: every later
-  full collection skips the start-up heap.
-- Higher thresholds: a young collection every ``GEN0_THRESHOLD`` allocations instead of
-  every 700 (each is cheap, but a busy node makes tens of thousands of short-lived
-  objects a second), and fewer promotions to the old generations. Reference counting
-  frees almost everything the move path allocates; the collector is only for cycles.
+  listening server) to the permanent generation, which no collection walks.
+- After every generation-1 (or older) collection the survivors are frozen too
+  (``_freeze_survivors``, a ``gc.callbacks`` hook). An object that survived two
+  collections is long-lived in practice (a connection, a room); freezing it is O(1)
+  (list splices) and it is never walked again, so a generation-1 collection walks at
+  most what ``GEN0_THRESHOLD * GEN1_THRESHOLD`` allocations left alive, whatever the
+  node holds, and the old generation stays empty (a full collection is as cheap).
+
+What freezing costs: a frozen object is still freed by reference counting the moment its
+last reference goes; only a reference *cycle* holding a frozen object is never found.
+So the node must not make cycles out of long-lived objects: a closed connection leaves
+none (``server/guard.py`` breaks the two that websockets and the guard left;
+tests/server/test_gc_cycles.py checks every way a connection ends). As a bounded
+fall-back for cycles nobody found, every ``FULL_COLLECTION_EVERY_S`` the node unfreezes
+everything, runs one full collection and freezes again (``full_collection``): the one
+long pause this design keeps, at a documented rate (docs/BENCHMARKS.md "GC: freezing
+the survivors" for its measured length), logged with what it found.
 
 The pauses themselves are measured by ``solrace_gc_pause_seconds{generation}`` on
 ``/metrics`` (``server.metrics``, via ``gc.callbacks``).
@@ -21,27 +35,92 @@ The pauses themselves are measured by ``solrace_gc_pause_seconds{generation}`` o
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import logging
+import time
+from typing import Any
 
-# Allocations (minus deallocations) of tracked objects between young collections.
-# 700 is CPython's default; 20,000 keeps a young collection to a few milliseconds while
-# making them ~30x rarer.
-GEN0_THRESHOLD = 20_000
-# Young collections per generation-1 collection, and generation-1 collections per full
-# one (CPython also waits until the old generation grew by 25% before a full one). With
-# these, 10,000 connections opening saw no full collection at all; the longest pause
-# was a generation-1 collection of the fresh connections (~0.3 s of CPU on the loaded
-# test machine, docs/BENCHMARKS.md). Smaller (5,000, 5, 10) brought full collections
-# back (two, the longest 0.48 s of CPU) in the same measurement.
-GEN1_THRESHOLD = 20
-GEN2_THRESHOLD = 20
+log = logging.getLogger(__name__)
+
+# Allocations (minus deallocations) of tracked objects between young collections. 700 is
+# CPython's default; 10,000 makes young collections ~14x rarer, and each walks at most
+# 10,000 objects (a few milliseconds).
+GEN0_THRESHOLD = 5_000
+# Young collections per generation-1 collection. A generation-1 collection walks what the
+# last GEN1_THRESHOLD young collections left alive, at most GEN0_THRESHOLD * this (40,000
+# objects, ~500 fresh connections: ~20 ms of CPU on the loaded test machine, against
+# 0.25-0.5 s with (20,000, 20) and no freezing), then its survivors are frozen.
+GEN1_THRESHOLD = 4
+# Generation-1 collections per full one. The old generation is emptied by every freeze,
+# so a full collection walks little more than a generation-1 one; CPython also waits for
+# the old generation to grow by 25%. Left at its default.
+GEN2_THRESHOLD = 10
+# Seconds between the fall-back full collections (module docstring): they unfreeze and
+# walk the whole heap (at 10,000 connections the pause measured in docs/BENCHMARKS.md),
+# so rarely: a cycle of frozen objects waits at most this long to be freed. None: never.
+FULL_COLLECTION_EVERY_S: float | None = 3600.0
 
 
-def tune_after_start() -> None:
-    """Collect once, freeze what start-up left (never walked again), and raise the
-    thresholds (module docstring). Idempotent enough to call once per node start: a
-    second call freezes the objects created since, which is what start-up means for a
-    process hosting several nodes (tests)."""
-    gc.collect()
+def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+    """``gc.callbacks`` hook: after a generation-1 or full collection, freeze what it left
+    (only live objects remain in the collected generations). A callback may run at any
+    allocation; ``gc.freeze`` only splices the generations' lists, which is safe once a
+    collection has finished (the "stop" phase)."""
+    if phase == "stop" and info["generation"] >= 1:
+        gc.freeze()
+
+
+def full_collection() -> tuple[int, float]:
+    """Unfreeze everything, collect every generation, freeze what is left: frees any
+    cycle that frozen objects were part of. Returns (unreachable objects found, seconds
+    it took). It stops the caller (the event loop) for as long as it walks the heap."""
+    started = time.perf_counter()
+    gc.unfreeze()
+    found = gc.collect()
     gc.freeze()
-    gc.set_threshold(GEN0_THRESHOLD, GEN1_THRESHOLD, GEN2_THRESHOLD)
+    return found, time.perf_counter() - started
+
+
+class Tuning:
+    """The node's GC settings while installed (``tune_after_start``; ``undo``)."""
+
+    def __init__(self, every_s: float | None) -> None:
+        self.every_s = every_s
+        self._timer: asyncio.TimerHandle | None = None
+        self._saved = gc.get_threshold()
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(GEN0_THRESHOLD, GEN1_THRESHOLD, GEN2_THRESHOLD)
+        if _freeze_survivors not in gc.callbacks:
+            gc.callbacks.append(_freeze_survivors)
+        self._arm()
+
+    def _arm(self) -> None:
+        if self.every_s is not None:
+            self._timer = asyncio.get_running_loop().call_later(self.every_s, self._full)
+
+    def _full(self) -> None:
+        found, took = full_collection()
+        log.info("fall-back full collection: %d unreachable objects, %.0f ms", found,
+                 took * 1e3, extra={"gc_unreachable": found, "gc_pause_ms": round(took * 1e3)})
+        self._arm()
+
+    def undo(self) -> None:
+        """Back to CPython's behaviour: no hook, no timer, the old thresholds, nothing
+        frozen (tests, a node stopping in a process that goes on)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if _freeze_survivors in gc.callbacks:
+            gc.callbacks.remove(_freeze_survivors)
+        gc.set_threshold(*self._saved)
+        gc.unfreeze()
+
+
+def tune_after_start(every_s: float | None = FULL_COLLECTION_EVERY_S) -> Tuning:
+    """Collect once, freeze what start-up left, raise the young thresholds, freeze the
+    survivors of every generation-1 collection from now on, and run the fall-back full
+    collection every ``every_s`` seconds on the running loop (module docstring). Call it
+    from the event loop, once the node listens; ``undo()`` on the result reverts it."""
+    return Tuning(every_s)

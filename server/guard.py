@@ -128,12 +128,30 @@ class GuardedConnection(ServerConnection):
         if self.refused:
             if self._refused_timer is not None:
                 self._refused_timer.cancel()
+            self._break_cycles()
             return
         try:
             super().connection_lost(exc)
         finally:
+            self._break_cycles()
             if self.gate is not None:
                 self.gate.release(self)
+
+    def _break_cycles(self) -> None:
+        """Leave no reference cycle behind once the TCP connection ended, so reference
+        counting alone frees the connection's objects: the node freezes long-lived
+        objects out of the collector's walks (server/gctune.py), and cyclic garbage
+        among frozen objects would never be freed. Two cycles were left (found with
+        ``gc.DEBUG_SAVEALL``; tests/server/test_gc_cycles.py): this class's
+        ``recv_frame`` hook (protocol → bound method → self → protocol), and
+        websockets' ``parser_exc`` (the exception that stopped the parser, usually the
+        peer's EOFError: its traceback → the parser's frame → protocol → exception).
+        The exception is kept (a later ``ConnectionClosed`` still chains to it), only its
+        traceback goes; no frame is parsed after ``connection_lost``."""
+        self.protocol.__dict__.pop("recv_frame", None)
+        parser_exc = self.protocol.parser_exc
+        if parser_exc is not None:
+            parser_exc.__traceback__ = None
 
     def eof_received(self) -> None:
         """The peer half-closed: a refused connection just closes (the transport does,
