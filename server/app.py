@@ -156,6 +156,14 @@ class Server:
         headers = ws.request.headers if ws.request else None
         conn.address = client_address(ws.remote_address, headers, self.trusted_proxies)
         logs.bind_request(headers or {}, ws.remote_address, conn.id)
+        # The handshake's headers (two Headers, a list per header: ~45 tracked objects,
+        # ~2.5 KiB) are read only above, but websockets keeps them for the connection's
+        # life (the request also in its parser generator's frame; and ``ws.request``
+        # must stay set: None means "handshake not received" to websockets). Emptied,
+        # an idle connection is that much smaller (conns row, docs/BENCHMARKS.md).
+        if headers is not None:
+            headers.clear()
+        ws.response = None
         self.connections.add(conn)
         self.addresses.add(conn.address, conn)
         try:
