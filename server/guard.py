@@ -45,6 +45,7 @@ from .credits import Credits
 log = logging.getLogger(__name__)
 
 POLICY_VIOLATION = 1008  # the websocket close code of both cuts (RFC 6455, 7.4.1)
+INTERNAL_ERROR = 1011  # a keepalive ping unanswered (what websockets' keepalive sends)
 # A refused connection: the request head is read (closing a socket with unread input
 # resets it, and the client may lose the answer) up to this many bytes or seconds.
 REFUSED_HEAD = 8 * 1024
@@ -87,6 +88,9 @@ class GuardedConnection(ServerConnection):
     _head_tail = b""  # the last bytes read of a refused connection's request head
     _head_read = 0
     _refused_timer: asyncio.TimerHandle | None = None
+    # Loop time the node's keepalive ping was sent and no pong came since (None: none
+    # outstanding). Pinged by server/keepalive.py, not by a websockets task per connection.
+    ping_sent: float | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -106,9 +110,12 @@ class GuardedConnection(ServerConnection):
         budget: a ping beyond it fails the connection and gets no pong. It wraps the
         protocol's method because the pongs of one read are written before any event
         reaches ``process_event``."""
-        if frame.opcode is Opcode.PING and self.cut is None and not self.pings.take():
+        opcode = frame.opcode
+        if opcode is Opcode.PING and self.cut is None and not self.pings.take():
             self.cut_off(Code.CONTROL_FLOOD)  # the parser discards the rest of the read
             return
+        if opcode is Opcode.PONG:  # the peer is alive (any pong: RFC 6455 allows unasked)
+            self.ping_sent = None
         self._protocol_recv_frame(frame)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -181,14 +188,38 @@ class GuardedConnection(ServerConnection):
         if self.cut is None and self.outbound_bytes() > self.config.max_outbound_bytes:
             self.cut_off(Code.SLOW_CONSUMER)
 
+    def send_keepalive_ping(self, now: float) -> None:
+        """Send a keepalive ping (empty payload) and remember when (``ping_sent``, cleared
+        by the next pong). Nothing if the connection is not open."""
+        if self.protocol.state is not State.OPEN:
+            return
+        self.ping_sent = now
+        try:
+            self.protocol.send_ping(b"")
+            self.send_data()  # with any frame framed before it, in order
+        except Exception:  # the transport is closing under us: connection_lost follows
+            log.debug("keepalive ping failed", exc_info=True)
+
+    def ping_timed_out(self) -> None:
+        """No pong came in time: fail the connection as websockets' keepalive does (close
+        code 1011, "keepalive ping timeout"), then drop it after the close timeout.
+        Nothing once the connection is closing."""
+        if self.cut is not None or self.protocol.state is not State.OPEN:
+            return
+        log.info("connection cut: keepalive ping timeout", extra={"error": "ping_timeout"})
+        self._fail(INTERNAL_ERROR, "keepalive ping timeout")
+
     def cut_off(self, code: Code) -> None:
         """Fail the connection with close code 1008 and reason ``code`` (idempotent)."""
         if self.cut is not None or self.protocol.state is State.CLOSED:
             return
         self.cut = code
         log.info("connection cut: %s", code.value, extra={"error": code.value})
+        self._fail(POLICY_VIOLATION, code.value)
+
+    def _fail(self, close_code: int, reason: str) -> None:
         try:
-            self.protocol.fail(POLICY_VIOLATION, code.value)  # later input is discarded
+            self.protocol.fail(close_code, reason)  # later input is discarded
             self.send_data()
         except Exception:  # the transport may already be failing: abort is enough
             log.debug("failing the connection raised", exc_info=True)

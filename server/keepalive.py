@@ -1,0 +1,92 @@
+"""Keepalive pings for every connection of the node, from one timer.
+
+websockets' own keepalive runs a task per connection (the task, its coroutine, a sleep
+future and its timer: ~1.7 KiB and ~15 garbage-collected objects per idle connection,
+docs/BENCHMARKS.md "Idle connections: fewer objects"). This does the same work with one
+repeating timer for the whole node:
+
+- every connection that is open gets an empty ping about every ``interval_s`` seconds
+  (``GuardedConnection.send_keepalive_ping``); any pong it sends answers it;
+- a connection whose ping is still unanswered ``timeout_s`` after it was sent is failed
+  as websockets' keepalive fails it: close code 1011, "keepalive ping timeout", the TCP
+  connection dropped after the close timeout (``GuardedConnection.ping_timed_out``).
+
+The connections are visited in ``SLICES`` slices per interval, one slice per timer
+call, so a node holding 10,000 connections never writes 10,000 pings in one loop turn.
+A round takes a snapshot of the connections; one that opens during a round is first
+visited in the next, so its first ping goes out between one and two intervals after it
+opened (websockets: one interval), and a dead peer is cut between ``timeout_s`` and
+``timeout_s + interval_s`` after the unanswered ping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+
+class Pingable(Protocol):
+    """A connection as the keepalive sees it (``guard.GuardedConnection``)."""
+
+    ping_sent: float | None
+
+    def send_keepalive_ping(self, now: float) -> None:
+        """Send a ping and set ``ping_sent`` to ``now``."""
+
+    def ping_timed_out(self) -> None:
+        """Fail the connection: its ping went unanswered."""
+
+
+# Timer calls per interval. 20 at the default 20 s interval: one call a second, each
+# visiting a twentieth of the connections (500 of 10,000: ~5 ms of writes).
+SLICES = 20
+
+
+class Keepalive:
+    """Pings ``connections()`` (see the module docstring) while started."""
+
+    def __init__(self, connections: Callable[[], Iterable[Pingable]], interval_s: float,
+                 timeout_s: float | None) -> None:
+        if interval_s <= 0:
+            raise ValueError(f"keepalive interval must be positive, not {interval_s}")
+        self.connections = connections
+        self.interval_s = interval_s
+        self.timeout_s = timeout_s
+        self._round: list[Pingable] = []  # this round's connections
+        self._slice = SLICES  # the slice of _round the next call visits (SLICES: a new round)
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        """Start the timer on the running loop (idempotent)."""
+        if self._timer is None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self.interval_s / SLICES, self._tick)
+
+    def stop(self) -> None:
+        """Stop the timer; connections are left as they are."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._round = []
+        self._slice = SLICES
+
+    def _tick(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(self.interval_s / SLICES, self._tick)
+        if self._slice == SLICES:  # a new round (one per interval): who is connected now
+            self._round = list(self.connections())
+            self._slice = 0
+        n, i = len(self._round), self._slice
+        self.visit(self._round[i * n // SLICES:(i + 1) * n // SLICES], loop.time())
+        self._slice = i + 1
+
+    def visit(self, connections: Iterable[Pingable], now: float) -> None:
+        """Fail each connection whose ping is overdue; ping each with none outstanding."""
+        timeout = self.timeout_s
+        for conn in connections:
+            sent = conn.ping_sent
+            if sent is None or timeout is None:  # no timeout: ping on, as websockets does
+                conn.send_keepalive_ping(now)
+            elif now - sent >= timeout:
+                conn.ping_timed_out()
