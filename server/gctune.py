@@ -44,14 +44,17 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 # Allocations (minus deallocations) of tracked objects between young collections. 700 is
-# CPython's default; 10,000 makes young collections ~14x rarer, and each walks at most
-# 10,000 objects (a few milliseconds).
-GEN0_THRESHOLD = 5_000
+# CPython's default; 3,000 makes young collections ~4x rarer, each walking at most 3,000
+# objects (under 3 ms of CPU while 10,000 connections opened, docs/BENCHMARKS.md).
+GEN0_THRESHOLD = 3_000
 # Young collections per generation-1 collection. A generation-1 collection walks what the
-# last GEN1_THRESHOLD young collections left alive, at most GEN0_THRESHOLD * this (40,000
-# objects, ~500 fresh connections: ~20 ms of CPU on the loaded test machine, against
-# 0.25-0.5 s with (20,000, 20) and no freezing), then its survivors are frozen.
-GEN1_THRESHOLD = 4
+# last GEN1_THRESHOLD young collections left alive, at most GEN0_THRESHOLD * (this + 1)
+# objects (~160 fresh connections of ~56 objects), then its survivors are frozen: 5 ms of
+# CPU at most while 10,000 connections opened, against 0.23-0.46 s with (20,000, 20) and
+# no freezing; (5,000, 4) took 15-17 ms, (10,000, 4) 33 ms. The smaller the walks, the
+# younger the objects frozen (and the more a cycle of them waits for the fall-back),
+# hence not smaller still.
+GEN1_THRESHOLD = 2
 # Generation-1 collections per full one. The old generation is emptied by every freeze,
 # so a full collection walks little more than a generation-1 one; CPython also waits for
 # the old generation to grow by 25%. Left at its default.
