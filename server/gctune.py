@@ -16,8 +16,8 @@ collections back), so long-lived objects are taken out of the walks:
   (``_freeze_survivors``, a ``gc.callbacks`` hook). An object that survived two
   collections is long-lived in practice (a connection, a room); freezing it is O(1)
   (list splices) and it is never walked again, so a generation-1 collection walks at
-  most what ``GEN0_THRESHOLD * GEN1_THRESHOLD`` allocations left alive, whatever the
-  node holds, and the old generation stays empty (a full collection is as cheap).
+  most what ``GEN0_THRESHOLD * (GEN1_THRESHOLD + 1)`` allocations left alive, whatever
+  the node holds, and the old generation stays empty (a full collection is as cheap).
 
 What freezing costs: a frozen object is still freed by reference counting the moment its
 last reference goes; only a reference *cycle* holding a frozen object is never found.
