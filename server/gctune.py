@@ -24,10 +24,12 @@ last reference goes; only a reference *cycle* holding a frozen object is never f
 So the node must not make cycles out of long-lived objects: a closed connection leaves
 none (``server/guard.py`` breaks the two that websockets and the guard left;
 tests/server/test_gc_cycles.py checks every way a connection ends). As a bounded
-fall-back for cycles nobody found, every ``FULL_COLLECTION_EVERY_S`` the node unfreezes
-everything, runs one full collection and freezes again (``full_collection``): the one
-long pause this design keeps, at a documented rate (docs/BENCHMARKS.md "GC: freezing
-the survivors" for its measured length), logged with what it found.
+fall-back for cycles nobody found, every ``FULL_COLLECTION_EVERY_S`` the node checks
+whether the frozen heap grew by more than ``FULL_COLLECTION_GROWTH`` since the last full
+collection, and if so unfreezes everything, runs one full collection and freezes again
+(``full_collection``): the one long pause this design keeps, at most once an hour
+(docs/BENCHMARKS.md "GC: freezing the survivors" for its measured length), logged with
+what it found.
 
 The pauses themselves are measured by ``solrace_gc_pause_seconds{generation}`` on
 ``/metrics`` (``server.metrics``, via ``gc.callbacks``).
@@ -59,10 +61,18 @@ GEN1_THRESHOLD = 2
 # so a full collection walks little more than a generation-1 one; CPython also waits for
 # the old generation to grow by 25%. Left at its default.
 GEN2_THRESHOLD = 10
-# Seconds between the fall-back full collections (module docstring): they unfreeze and
-# walk the whole heap (at 10,000 connections the pause measured in docs/BENCHMARKS.md),
-# so rarely: a cycle of frozen objects waits at most this long to be freed. None: never.
+# Seconds between the checks for a fall-back full collection (module docstring). One
+# unfreezes and walks the whole heap: ~0.33 s of CPU at 10,000 connections (0.5-0.8 s
+# of wall time at load 2.4-3.4, docs/BENCHMARKS.md), ~0.2 s with none (the start-up
+# heap), so rarely. None: never.
 FULL_COLLECTION_EVERY_S: float | None = 3600.0
+# ... and only if the frozen heap grew by more than this share since the last one (or
+# since start-up): CPython's own rule for full collections (the old generation grown by
+# 25%), applied to the frozen objects. A node whose connections come and go at a steady
+# count and leave no cycle (the tests) never pays it; one that grew, or leaks cycles,
+# pays it at most once per FULL_COLLECTION_EVERY_S, and a leak is bounded by this share
+# of the heap plus one interval's growth.
+FULL_COLLECTION_GROWTH = 0.25
 
 
 def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
@@ -94,6 +104,7 @@ class Tuning:
         self._saved = gc.get_threshold()
         gc.collect()
         gc.freeze()
+        self.frozen_after_full = gc.get_freeze_count()  # the heap the growth is measured on
         gc.set_threshold(GEN0_THRESHOLD, GEN1_THRESHOLD, GEN2_THRESHOLD)
         if _freeze_survivors not in gc.callbacks:
             gc.callbacks.append(_freeze_survivors)
@@ -104,10 +115,17 @@ class Tuning:
             self._timer = asyncio.get_running_loop().call_later(self.every_s, self._full)
 
     def _full(self) -> None:
-        found, took = full_collection()
-        log.info("fall-back full collection: %d unreachable objects, %.0f ms", found,
-                 took * 1e3, extra={"gc_unreachable": found, "gc_pause_ms": round(took * 1e3)})
+        """The periodic check: a full collection if the frozen heap grew enough."""
         self._arm()
+        frozen = gc.get_freeze_count()
+        if frozen <= self.frozen_after_full * (1 + FULL_COLLECTION_GROWTH):
+            return
+        found, took = full_collection()
+        self.frozen_after_full = gc.get_freeze_count()
+        log.info("fall-back full collection: %d unreachable objects, %.0f ms (frozen "
+                 "objects: %d before, %d after)", found, took * 1e3, frozen,
+                 self.frozen_after_full,
+                 extra={"gc_unreachable": found, "gc_pause_ms": round(took * 1e3)})
 
     def undo(self) -> None:
         """Back to CPython's behaviour: no hook, no timer, the old thresholds, nothing

@@ -90,8 +90,8 @@ async def test_full_collection_frees_a_cycle_of_frozen_objects(restored: None) -
         tuning.undo()
 
 
-async def test_the_fallback_runs_on_its_timer(restored: None,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def counting_full(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """``full_collection`` made to set an event each time it runs."""
     ran = asyncio.Event()
     full = gctune.full_collection
 
@@ -100,14 +100,42 @@ async def test_the_fallback_runs_on_its_timer(restored: None,
         return full()
 
     monkeypatch.setattr(gctune, "full_collection", counted)
+    return ran
+
+
+async def test_the_fallback_runs_on_its_timer_once_the_frozen_heap_grew(
+    restored: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = counting_full(monkeypatch)
     tuning = gctune.tune_after_start(every_s=0.01)
     try:
         gone = cycle()
+        kept = [Node() for _ in range(1000)]
         gc.freeze()  # the cycle is frozen: only the fall-back can free it
+        tuning.frozen_after_full = gc.get_freeze_count() // 2  # as if it had doubled since
         async with asyncio.timeout(5):
             await ran.wait()
         assert gone() is None
+        assert tuning.frozen_after_full >= len(kept)  # the new base: what is frozen now
         assert tuning._timer is not None  # re-armed for the next one
     finally:
         tuning.undo()
     assert tuning._timer is None
+
+
+async def test_the_fallback_waits_while_the_frozen_heap_does_not_grow(
+    restored: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = counting_full(monkeypatch)
+    tuning = gctune.tune_after_start(every_s=None)  # checks run by hand below
+    try:
+        tuning._full()  # nothing grew since start-up
+        share = 1 + gctune.FULL_COLLECTION_GROWTH
+        tuning.frozen_after_full = int(gc.get_freeze_count() / share * 1.01)
+        tuning._full()  # as if it had grown by a little less than the share
+        assert not ran.is_set()
+        tuning.frozen_after_full = int(gc.get_freeze_count() / share * 0.99)
+        tuning._full()  # by a little more
+        assert ran.is_set()
+    finally:
+        tuning.undo()
