@@ -152,15 +152,19 @@ class GuardedConnection(ServerConnection):
         """Leave no reference cycle behind once the TCP connection ended, so reference
         counting alone frees the connection's objects: the node freezes long-lived
         objects out of the collector's walks (server/gctune.py), and cyclic garbage
-        among frozen objects would never be freed. Two cycles were left (found with
-        ``gc.DEBUG_SAVEALL``; tests/server/test_gc_cycles.py): this class's
-        ``recv_frame`` hook (protocol → bound method → self → protocol), and
-        websockets' ``parser_exc`` (the exception that stopped the parser, usually the
-        peer's EOFError: its traceback → the parser's frame → protocol → exception).
-        The exception is kept (a later ``ConnectionClosed`` still chains to it), only its
-        traceback goes; no frame is parsed after ``connection_lost``."""
-        self.protocol.__dict__.pop("recv_frame", None)
-        parser_exc = self.protocol.parser_exc
+        among frozen objects would never be freed. Three cycles were left
+        (tests/server/test_gc_cycles.py): this class's ``recv_frame`` hook (protocol →
+        bound method → self → protocol); websockets' parser generator, which stays
+        suspended for ever once the stream ended (protocol → generator → its frame →
+        protocol); and ``parser_exc``, the exception that stopped the parser (usually
+        the peer's EOFError: its traceback → the parser's frame → protocol). No frame is
+        parsed after ``connection_lost`` (websockets' reader refuses data after EOF,
+        before stepping the parser), so the generator is closed; the exception is kept
+        (a later ``ConnectionClosed`` still chains to it), only its traceback goes."""
+        protocol = self.protocol
+        protocol.__dict__.pop("recv_frame", None)
+        protocol.parser.close()
+        parser_exc = protocol.parser_exc
         if parser_exc is not None:
             parser_exc.__traceback__ = None
 
