@@ -13,9 +13,8 @@ repeating timer for the whole node:
 
 The connections are visited in ``SLICES`` slices per interval, one slice per timer
 call, so a node holding 10,000 connections never writes 10,000 pings in one loop turn.
-A round takes a snapshot of the connections; one that opens during a round is first
-visited in the next, so its first ping goes out between one and two intervals after it
-opened (websockets: one interval), and a dead peer is cut between ``timeout_s`` and
+A connection's first ping goes out within one interval of its opening (websockets:
+one interval after), and a dead peer is cut between ``timeout_s`` and about
 ``timeout_s + interval_s`` after the unanswered ping.
 """
 
@@ -53,8 +52,7 @@ class Keepalive:
         self.connections = connections
         self.interval_s = interval_s
         self.timeout_s = timeout_s
-        self._round: list[Pingable] = []  # this round's connections
-        self._slice = SLICES  # the slice of _round the next call visits (SLICES: a new round)
+        self._slice = 0  # the slice of the connections the next call visits
         self._timer: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
@@ -68,17 +66,19 @@ class Keepalive:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._round = []
-        self._slice = SLICES
+        self._slice = 0
 
     def _tick(self) -> None:
         loop = asyncio.get_running_loop()
         self._timer = loop.call_later(self.interval_s / SLICES, self._tick)
-        if self._slice == SLICES:  # a new round (one per interval): who is connected now
-            self._round = list(self.connections())
-            self._slice = 0
-        n, i = len(self._round), self._slice
-        self.visit(self._round[i * n // SLICES:(i + 1) * n // SLICES], loop.time())
+        i = self._slice % SLICES
+        # Who is connected now (not a snapshot kept for the round: it would keep closed
+        # connections alive until the round ends). Connections that come and go between
+        # calls may shift a few by a slice: visited twice in a round (harmless: the
+        # second visit finds its ping outstanding) or first in the next one.
+        current = list(self.connections())
+        n = len(current)
+        self.visit(current[i * n // SLICES:(i + 1) * n // SLICES], loop.time())
         self._slice = i + 1
 
     def visit(self, connections: Iterable[Pingable], now: float) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+import weakref
 
 import pytest
 
@@ -78,6 +79,18 @@ async def test_a_round_is_spread_over_the_slices() -> None:
         assert all(len(c.pings) == 1 for c in conns)  # each once in the round
         ka._tick()  # the next round starts over
         assert sum(len(c.pings) for c in conns) == 45 + 45 // keepalive.SLICES
+    finally:
+        ka.stop()
+
+
+async def test_it_keeps_no_connection_alive() -> None:
+    conns = [Fake() for _ in range(45)]
+    gone = weakref.ref(conns[0])
+    ka = Keepalive(lambda: conns, interval_s=3600.0, timeout_s=None)
+    try:
+        ka._tick()  # mid-round
+        del conns[0]  # it closed: the node forgot it
+        assert gone() is None  # freed at once, not at the end of the round
     finally:
         ka.stop()
 
