@@ -22,8 +22,9 @@ collections back), so long-lived objects are taken out of the walks:
 What freezing costs: a frozen object is still freed by reference counting the moment its
 last reference goes; only a reference *cycle* holding a frozen object is never found.
 So the node must not make cycles out of long-lived objects: a closed connection leaves
-none (``server/guard.py`` breaks the two that websockets and the guard left;
-tests/server/test_gc_cycles.py checks every way a connection ends). As a bounded
+none (``server/guard.py`` breaks the three that websockets and the guard left;
+tests/server/test_gc_cycles.py checks, with automatic collection off, that every way a
+connection ends frees its objects by reference counting alone). As a bounded
 fall-back for cycles nobody found, every ``FULL_COLLECTION_EVERY_S`` the node checks
 whether the frozen heap grew by more than ``FULL_COLLECTION_GROWTH`` since the last full
 collection, and if so unfreezes everything, runs one full collection and freezes again
