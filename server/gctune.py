@@ -2,7 +2,7 @@
 
 A node's heap is mostly long-lived: the modules, the engine's tables and the code loaded
 at start-up, then per connection the websockets and asyncio objects that live as long as
-the client stays (about 80 tracked objects per idle connection). CPython's cyclic
+the client stays (about 56 tracked objects per idle connection). CPython's cyclic
 collector walks every tracked object of the generations it collects, so a collection
 that reaches the connections stops the event loop for hundreds of milliseconds at
 10,000 of them (docs/BENCHMARKS.md, the ``conns`` row): a full collection walks them
@@ -29,8 +29,8 @@ fall-back for cycles nobody found, every ``FULL_COLLECTION_EVERY_S`` the node ch
 whether the frozen heap grew by more than ``FULL_COLLECTION_GROWTH`` since the last full
 collection, and if so unfreezes everything, runs one full collection and freezes again
 (``full_collection``): the one long pause this design keeps, at most once an hour
-(docs/BENCHMARKS.md "GC: freezing the survivors" for its measured length), logged with
-what it found.
+(docs/BENCHMARKS.md "Idle connections: fewer objects, survivors frozen" for its
+measured length), logged with the frozen objects before and after.
 
 The pauses themselves are measured by ``solrace_gc_pause_seconds{generation}`` on
 ``/metrics`` (``server.metrics``, via ``gc.callbacks``).
@@ -63,9 +63,9 @@ GEN1_THRESHOLD = 2
 # the old generation to grow by 25%. Left at its default.
 GEN2_THRESHOLD = 10
 # Seconds between the checks for a fall-back full collection (module docstring). One
-# unfreezes and walks the whole heap: ~0.33 s of CPU at 10,000 connections (0.5-0.8 s
-# of wall time at load 2.4-3.4, docs/BENCHMARKS.md), ~0.2 s with none (the start-up
-# heap), so rarely. None: never.
+# unfreezes and walks the whole heap: ~0.37 s of CPU at 10,000 idle connections (0.6-0.8
+# s of wall time at load 6-8, docs/BENCHMARKS.md), ~13 ms with none (the start-up heap),
+# so rarely. None: never.
 FULL_COLLECTION_EVERY_S: float | None = 3600.0
 # ... and only if the frozen heap grew by more than this share since the last one (or
 # since start-up): CPython's own rule for full collections (the old generation grown by
@@ -88,7 +88,10 @@ def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
 def full_collection() -> tuple[int, float]:
     """Unfreeze everything, collect every generation, freeze what is left: frees any
     cycle that frozen objects were part of. Returns (unreachable objects found, seconds
-    it took). It stops the caller (the event loop) for as long as it walks the heap."""
+    it took); the count leaves out cycles the collector broke by finalizing a member
+    (a suspended generator is closed, and the rest freed by reference counting), so
+    compare ``gc.get_freeze_count()`` before and after to see what it freed. It stops
+    the caller (the event loop) for as long as it walks the heap."""
     started = time.perf_counter()
     gc.unfreeze()
     found = gc.collect()
