@@ -69,16 +69,24 @@ def test_a_bad_interval_is_refused() -> None:
 
 
 async def test_a_round_is_spread_over_the_slices() -> None:
-    conns = [Fake() for _ in range(45)]
+    conns = [Fake() for _ in range(200)]
     ka = Keepalive(lambda: conns, interval_s=3600.0, timeout_s=None)  # the timer never fires
     try:
-        for calls in range(1, keepalive.SLICES + 1):
+        for i in range(keepalive.SLICES):
+            before = [len(c.pings) for c in conns]
             ka._tick()  # what the timer calls, SLICES times per interval
-            pinged = sum(1 for c in conns if c.pings)
-            assert pinged == calls * 45 // keepalive.SLICES  # a twentieth a call
+            pinged = {n for n, c in enumerate(conns) if len(c.pings) > before[n]}
+            assert pinged == {n for n, c in enumerate(conns) if keepalive.slice_of(c) == i}
+            assert len(pinged) < 30  # spread: ~200 / 20 a call
         assert all(len(c.pings) == 1 for c in conns)  # each once in the round
-        ka._tick()  # the next round starts over
-        assert sum(len(c.pings) for c in conns) == 45 + 45 // keepalive.SLICES
+        gone = conns.pop(0)  # connections come and go: the others keep their slice
+        conns.append(Fake())
+        for c in conns[:-1]:
+            c.ping_sent = None  # answered
+        for _ in range(keepalive.SLICES):
+            ka._tick()
+        assert all(len(c.pings) == 2 for c in conns[:-1]) and len(conns[-1].pings) == 1
+        assert len(gone.pings) == 1
     finally:
         ka.stop()
 
