@@ -203,7 +203,9 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
                  "≤ 12 KiB" if n == counts[-1] else "") for n in counts]
         keys += [("gc_worst_ms", "longest GC pause ms (timed in the server by bench/gcwatch)",
                   "≤ 50 ms"),
+                 ("gc_worst_generation", "generation of the longest pause", ""),
                  ("gc_worst_cpu_ms", "CPU time of the longest-running collection ms", ""),
+                 ("gc_collections", "collections meanwhile", ""),
                  ("gc_full_collections", "full (gen 2) collections meanwhile", ""),
                  ("probe_worst_ms", "longest ping→pong a client saw meanwhile, ms", ""),
                  ("gc_metric", "server GC-pause metric", "")]

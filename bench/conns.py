@@ -110,9 +110,12 @@ async def idle_connections(url: str, port: int, solrace: bool, pid: int,
                 result[f"rss_kib_per_conn_{target}"] = (rss_bytes(pid) - rss_before) / 1024 / target
             result["probe_worst_ms"] = probe.worst * 1e3
         pauses = {gen: p[seen[gen]:] for gen, p in gc_pauses().items()}
-        every = [x for p in pauses.values() for x in p]
-        result["gc_worst_ms"] = max((wall for wall, _ in every), default=0.0) * 1e3
-        result["gc_worst_cpu_ms"] = max((cpu for _, cpu in every), default=0.0) * 1e3
+        every = [(wall, cpu, gen) for gen, p in pauses.items() for wall, cpu in p]
+        worst = max(every, default=(0.0, 0.0, -1))
+        result["gc_worst_ms"] = worst[0] * 1e3
+        result["gc_worst_generation"] = float(worst[2])
+        result["gc_collections"] = float(len(every))
+        result["gc_worst_cpu_ms"] = max((cpu for _, cpu, _ in every), default=0.0) * 1e3
         result["gc_full_collections"] = float(len(pauses[2]))
         result["gc_metric"] = gc_pause_metric(url) if solrace else ""
     finally:

@@ -122,7 +122,9 @@ class Connection:
         self.room: Room | None = None
         self.member: Member | None = None
         self.rooms_used = 0
-        self._queue: deque[bytes] = deque()
+        # The backlog, created at the first frame that has to wait: an empty deque is
+        # ~0.7 KiB, on every idle connection (docs/BENCHMARKS.md, the conns row).
+        self._queue: deque[bytes] | None = None
         self._queued_bytes = 0  # sum of len() over _queue
         self._unflushed = 0  # bytes framed this tick, written at its end (``_flush``)
         self._unflushed_frames = 0
@@ -167,11 +169,13 @@ class Connection:
         ws = self.ws
         transport = getattr(ws, "transport", None)
         buffered = 0 if transport is None else int(transport.get_write_buffer_size())
-        if (len(self._queue) < self.config.outbound_queue
+        queue = self._queue
+        if ((queue is None or len(queue) < self.config.outbound_queue)
                 and self._queued_bytes + self._unflushed + buffered + size
                 <= self.config.max_outbound_bytes):
             return buffered
-        self._queue.clear()  # it cannot keep up: drop the backlog, tell it why
+        if queue is not None:
+            queue.clear()  # it cannot keep up: drop the backlog, tell it why
         self._queued_bytes = 0
         self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
         cut_off = getattr(ws, "cut_off", None)  # server.guard: 1008, then abort
@@ -202,6 +206,8 @@ class Connection:
             if self._unflushed_frames == 1:
                 asyncio.get_running_loop().call_soon(self._flush)
             return
+        if self._queue is None:
+            self._queue = deque()
         self._queue.append(frame)
         self._queued_bytes += len(frame)
         self._start_writer()

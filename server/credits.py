@@ -10,6 +10,9 @@ class Credits:
     """A token bucket: ``burst`` credits, refilled at ``per_s`` a second (lila-ws style),
     as seconds pass on ``clock`` (monotonic; injectable so tests control the refill)."""
 
+    # Two per connection (messages, pings): slots keep them ~200 bytes smaller each.
+    __slots__ = ("at", "burst", "clock", "credits", "per_s")
+
     def __init__(self, burst: int, per_s: float, clock: Callable[[], float]) -> None:
         self.burst, self.per_s, self.clock = burst, per_s, clock
         self.credits = float(burst)

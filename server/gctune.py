@@ -1,19 +1,36 @@
-"""Garbage-collector settings for a serving node (called once, after start-up).
+"""Garbage-collector settings for a serving node (installed once, after start-up).
 
 A node's heap is mostly long-lived: the modules, the engine's tables and the code loaded
 at start-up, then per connection the websockets and asyncio objects that live as long as
-the client stays. CPython's cyclic collector walks every tracked object of a generation
-it collects, so a full (generation 2) collection on a node holding thousands of
-connections stops the event loop for hundreds of milliseconds (docs/BENCHMARKS.md, the
-``conns`` row). Two settings make it quieter:
+the client stays (about 56 tracked objects per idle connection). CPython's cyclic
+collector walks every tracked object of the generations it collects, so a collection
+that reaches the connections stops the event loop for hundreds of milliseconds at
+10,000 of them (docs/BENCHMARKS.md, the ``conns`` row): a full collection walks them
+all, and with raised thresholds a generation-1 collection still walked every connection
+opened since the last one. Thresholds alone cannot fix both (smaller ones bring full
+collections back), so long-lived objects are taken out of the walks:
 
 - ``gc.freeze()`` after start-up moves every object alive then (imports, config, the
-  listening server) to a permanent generation no collection walks again: every later
-  full collection skips the start-up heap.
-- Higher thresholds: a young collection every ``GEN0_THRESHOLD`` allocations instead of
-  every 700 (each is cheap, but a busy node makes tens of thousands of short-lived
-  objects a second), and fewer promotions to the old generations. Reference counting
-  frees almost everything the move path allocates; the collector is only for cycles.
+  listening server) to the permanent generation, which no collection walks.
+- After every generation-1 (or older) collection the survivors are frozen too
+  (``_freeze_survivors``, a ``gc.callbacks`` hook). An object that survived two
+  collections is long-lived in practice (a connection, a room); freezing it is O(1)
+  (list splices) and it is never walked again, so a generation-1 collection walks at
+  most what ``GEN0_THRESHOLD * (GEN1_THRESHOLD + 1)`` allocations left alive, whatever
+  the node holds, and the old generation stays empty (a full collection is as cheap).
+
+What freezing costs: a frozen object is still freed by reference counting the moment its
+last reference goes; only a reference *cycle* holding a frozen object is never found.
+So the node must not make cycles out of long-lived objects: a closed connection leaves
+none (``server/guard.py`` breaks the three that websockets and the guard left;
+tests/server/test_gc_cycles.py checks, with automatic collection off, that every way a
+connection ends frees its objects by reference counting alone). As a bounded
+fall-back for cycles nobody found, every ``FULL_COLLECTION_EVERY_S`` the node checks
+whether the frozen heap grew by more than ``FULL_COLLECTION_GROWTH`` since the last full
+collection, and if so unfreezes everything, runs one full collection and freezes again
+(``full_collection``): the one long pause this design keeps, at most once an hour
+(docs/BENCHMARKS.md "Idle connections: fewer objects, survivors frozen" for its
+measured length), logged with the frozen objects before and after.
 
 The pauses themselves are measured by ``solrace_gc_pause_seconds{generation}`` on
 ``/metrics`` (``server.metrics``, via ``gc.callbacks``).
@@ -21,27 +38,114 @@ The pauses themselves are measured by ``solrace_gc_pause_seconds{generation}`` o
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import logging
+import time
+from typing import Any
 
-# Allocations (minus deallocations) of tracked objects between young collections.
-# 700 is CPython's default; 20,000 keeps a young collection to a few milliseconds while
-# making them ~30x rarer.
-GEN0_THRESHOLD = 20_000
-# Young collections per generation-1 collection, and generation-1 collections per full
-# one (CPython also waits until the old generation grew by 25% before a full one). With
-# these, 10,000 connections opening saw no full collection at all; the longest pause
-# was a generation-1 collection of the fresh connections (~0.3 s of CPU on the loaded
-# test machine, docs/BENCHMARKS.md). Smaller (5,000, 5, 10) brought full collections
-# back (two, the longest 0.48 s of CPU) in the same measurement.
-GEN1_THRESHOLD = 20
-GEN2_THRESHOLD = 20
+log = logging.getLogger(__name__)
+
+# Allocations (minus deallocations) of tracked objects between young collections. 700 is
+# CPython's default; 3,000 makes young collections ~4x rarer, each walking at most 3,000
+# objects (under 3 ms of CPU while 10,000 connections opened, docs/BENCHMARKS.md).
+GEN0_THRESHOLD = 3_000
+# Young collections per generation-1 collection. A generation-1 collection walks what the
+# last GEN1_THRESHOLD young collections left alive, at most GEN0_THRESHOLD * (this + 1)
+# objects (~160 fresh connections of ~56 objects), then its survivors are frozen: 5 ms of
+# CPU at most while 10,000 connections opened, against 0.23-0.46 s with (20,000, 20) and
+# no freezing; (5,000, 4) took 15-17 ms, (10,000, 4) 33 ms. The smaller the walks, the
+# younger the objects frozen (and the more a cycle of them waits for the fall-back),
+# hence not smaller still.
+GEN1_THRESHOLD = 2
+# Generation-1 collections per full one. The old generation is emptied by every freeze,
+# so a full collection walks little more than a generation-1 one; CPython also waits for
+# the old generation to grow by 25%. Left at its default.
+GEN2_THRESHOLD = 10
+# Seconds between the checks for a fall-back full collection (module docstring). One
+# unfreezes and walks the whole heap: ~0.37 s of CPU at 10,000 idle connections (0.6-0.8
+# s of wall time at load 6-8, docs/BENCHMARKS.md), ~13 ms with none (the start-up heap),
+# so rarely. None: never.
+FULL_COLLECTION_EVERY_S: float | None = 3600.0
+# ... and only if the frozen heap grew by more than this share since the last one (or
+# since start-up): CPython's own rule for full collections (the old generation grown by
+# 25%), applied to the frozen objects. A node whose connections come and go at a steady
+# count and leave no cycle (the tests) never pays it; one that grew, or leaks cycles,
+# pays it at most once per FULL_COLLECTION_EVERY_S, and a leak is bounded by this share
+# of the heap plus one interval's growth.
+FULL_COLLECTION_GROWTH = 0.25
 
 
-def tune_after_start() -> None:
-    """Collect once, freeze what start-up left (never walked again), and raise the
-    thresholds (module docstring). Idempotent enough to call once per node start: a
-    second call freezes the objects created since, which is what start-up means for a
-    process hosting several nodes (tests)."""
-    gc.collect()
+def _freeze_survivors(phase: str, info: dict[str, Any]) -> None:
+    """``gc.callbacks`` hook: after a generation-1 or full collection, freeze what it left
+    (only live objects remain in the collected generations). A callback may run at any
+    allocation; ``gc.freeze`` only splices the generations' lists, which is safe once a
+    collection has finished (the "stop" phase)."""
+    if phase == "stop" and info["generation"] >= 1:
+        gc.freeze()
+
+
+def full_collection() -> tuple[int, float]:
+    """Unfreeze everything, collect every generation, freeze what is left: frees any
+    cycle that frozen objects were part of. Returns (unreachable objects found, seconds
+    it took); the count leaves out cycles the collector broke by finalizing a member
+    (a suspended generator is closed, and the rest freed by reference counting), so
+    compare ``gc.get_freeze_count()`` before and after to see what it freed. It stops
+    the caller (the event loop) for as long as it walks the heap."""
+    started = time.perf_counter()
+    gc.unfreeze()
+    found = gc.collect()
     gc.freeze()
-    gc.set_threshold(GEN0_THRESHOLD, GEN1_THRESHOLD, GEN2_THRESHOLD)
+    return found, time.perf_counter() - started
+
+
+class Tuning:
+    """The node's GC settings while installed (``tune_after_start``; ``undo``)."""
+
+    def __init__(self, every_s: float | None) -> None:
+        self.every_s = every_s
+        self._timer: asyncio.TimerHandle | None = None
+        self._saved = gc.get_threshold()
+        gc.collect()
+        gc.freeze()
+        self.frozen_after_full = gc.get_freeze_count()  # the heap the growth is measured on
+        gc.set_threshold(GEN0_THRESHOLD, GEN1_THRESHOLD, GEN2_THRESHOLD)
+        if _freeze_survivors not in gc.callbacks:
+            gc.callbacks.append(_freeze_survivors)
+        self._arm()
+
+    def _arm(self) -> None:
+        if self.every_s is not None:
+            self._timer = asyncio.get_running_loop().call_later(self.every_s, self._full)
+
+    def _full(self) -> None:
+        """The periodic check: a full collection if the frozen heap grew enough."""
+        self._arm()
+        frozen = gc.get_freeze_count()
+        if frozen <= self.frozen_after_full * (1 + FULL_COLLECTION_GROWTH):
+            return
+        found, took = full_collection()
+        self.frozen_after_full = gc.get_freeze_count()
+        log.info("fall-back full collection: %d unreachable objects, %.0f ms (frozen "
+                 "objects: %d before, %d after)", found, took * 1e3, frozen,
+                 self.frozen_after_full,
+                 extra={"gc_unreachable": found, "gc_pause_ms": round(took * 1e3)})
+
+    def undo(self) -> None:
+        """Back to CPython's behaviour: no hook, no timer, the old thresholds, nothing
+        frozen (tests, a node stopping in a process that goes on)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if _freeze_survivors in gc.callbacks:
+            gc.callbacks.remove(_freeze_survivors)
+        gc.set_threshold(*self._saved)
+        gc.unfreeze()
+
+
+def tune_after_start(every_s: float | None = FULL_COLLECTION_EVERY_S) -> Tuning:
+    """Collect once, freeze what start-up left, raise the young thresholds, freeze the
+    survivors of every generation-1 collection from now on, and run the fall-back full
+    collection every ``every_s`` seconds on the running loop (module docstring). Call it
+    from the event loop, once the node listens; ``undo()`` on the result reverts it."""
+    return Tuning(every_s)

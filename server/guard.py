@@ -45,6 +45,7 @@ from .credits import Credits
 log = logging.getLogger(__name__)
 
 POLICY_VIOLATION = 1008  # the websocket close code of both cuts (RFC 6455, 7.4.1)
+INTERNAL_ERROR = 1011  # a keepalive ping unanswered (what websockets' keepalive sends)
 # A refused connection: the request head is read (closing a socket with unread input
 # resets it, and the client may lose the answer) up to this many bytes or seconds.
 REFUSED_HEAD = 8 * 1024
@@ -87,12 +88,19 @@ class GuardedConnection(ServerConnection):
     _head_tail = b""  # the last bytes read of a refused connection's request head
     _head_read = 0
     _refused_timer: asyncio.TimerHandle | None = None
+    # Loop time the node's keepalive ping was sent and no pong came since (None: none
+    # outstanding). Pinged by server/keepalive.py, not by a websockets task per connection.
+    ping_sent: float | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         config = self.config
         self.pings = Credits(config.ping_burst, config.ping_per_s, config.monotonic)
         self.cut: Code | None = None  # why this connection was failed, once it was
+        # websockets' writers waiting for the transport to drain: a deque, ~0.7 KiB even
+        # empty, on every idle connection. websockets only appends to it, removes from it
+        # and iterates over it (asyncio/connection.py): a list does that from 56 bytes.
+        self.drain_waiters = []  # type: ignore[assignment]
         self._protocol_recv_frame = self.protocol.recv_frame
         setattr(self.protocol, "recv_frame", self._recv_frame)  # noqa: B010 - an instance hook
 
@@ -106,9 +114,12 @@ class GuardedConnection(ServerConnection):
         budget: a ping beyond it fails the connection and gets no pong. It wraps the
         protocol's method because the pongs of one read are written before any event
         reaches ``process_event``."""
-        if frame.opcode is Opcode.PING and self.cut is None and not self.pings.take():
+        opcode = frame.opcode
+        if opcode is Opcode.PING and self.cut is None and not self.pings.take():
             self.cut_off(Code.CONTROL_FLOOD)  # the parser discards the rest of the read
             return
+        if opcode is Opcode.PONG:  # the peer is alive (any pong: RFC 6455 allows unasked)
+            self.ping_sent = None
         self._protocol_recv_frame(frame)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -128,12 +139,34 @@ class GuardedConnection(ServerConnection):
         if self.refused:
             if self._refused_timer is not None:
                 self._refused_timer.cancel()
+            self._break_cycles()
             return
         try:
             super().connection_lost(exc)
         finally:
+            self._break_cycles()
             if self.gate is not None:
                 self.gate.release(self)
+
+    def _break_cycles(self) -> None:
+        """Leave no reference cycle behind once the TCP connection ended, so reference
+        counting alone frees the connection's objects: the node freezes long-lived
+        objects out of the collector's walks (server/gctune.py), and cyclic garbage
+        among frozen objects would never be freed. Three cycles were left
+        (tests/server/test_gc_cycles.py): this class's ``recv_frame`` hook (protocol →
+        bound method → self → protocol); websockets' parser generator, which stays
+        suspended for ever once the stream ended (protocol → generator → its frame →
+        protocol); and ``parser_exc``, the exception that stopped the parser (usually
+        the peer's EOFError: its traceback → the parser's frame → protocol). No frame is
+        parsed after ``connection_lost`` (websockets' reader refuses data after EOF,
+        before stepping the parser), so the generator is closed; the exception is kept
+        (a later ``ConnectionClosed`` still chains to it), only its traceback goes."""
+        protocol = self.protocol
+        protocol.__dict__.pop("recv_frame", None)
+        protocol.parser.close()
+        parser_exc = protocol.parser_exc
+        if parser_exc is not None:
+            parser_exc.__traceback__ = None
 
     def eof_received(self) -> None:
         """The peer half-closed: a refused connection just closes (the transport does,
@@ -163,14 +196,38 @@ class GuardedConnection(ServerConnection):
         if self.cut is None and self.outbound_bytes() > self.config.max_outbound_bytes:
             self.cut_off(Code.SLOW_CONSUMER)
 
+    def send_keepalive_ping(self, now: float) -> None:
+        """Send a keepalive ping (empty payload) and remember when (``ping_sent``, cleared
+        by the next pong). Nothing if the connection is not open."""
+        if self.protocol.state is not State.OPEN:
+            return
+        self.ping_sent = now
+        try:
+            self.protocol.send_ping(b"")
+            self.send_data()  # with any frame framed before it, in order
+        except Exception:  # the transport is closing under us: connection_lost follows
+            log.debug("keepalive ping failed", exc_info=True)
+
+    def ping_timed_out(self) -> None:
+        """No pong came in time: fail the connection as websockets' keepalive does (close
+        code 1011, "keepalive ping timeout"), then drop it after the close timeout.
+        Nothing once the connection is closing."""
+        if self.cut is not None or self.protocol.state is not State.OPEN:
+            return
+        log.info("connection cut: keepalive ping timeout", extra={"error": "ping_timeout"})
+        self._fail(INTERNAL_ERROR, "keepalive ping timeout")
+
     def cut_off(self, code: Code) -> None:
         """Fail the connection with close code 1008 and reason ``code`` (idempotent)."""
         if self.cut is not None or self.protocol.state is State.CLOSED:
             return
         self.cut = code
         log.info("connection cut: %s", code.value, extra={"error": code.value})
+        self._fail(POLICY_VIOLATION, code.value)
+
+    def _fail(self, close_code: int, reason: str) -> None:
         try:
-            self.protocol.fail(POLICY_VIOLATION, code.value)  # later input is discarded
+            self.protocol.fail(close_code, reason)  # later input is discarded
             self.send_data()
         except Exception:  # the transport may already be failing: abort is enough
             log.debug("failing the connection raised", exc_info=True)
