@@ -34,6 +34,7 @@ import itertools
 import logging
 import operator
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -274,7 +275,7 @@ class Room(Timed):
 
     async def open(self) -> None:
         """Subscribe to the room's events and read the room."""
-        await self.store.subscribe(self.code, self._on_event)
+        await self.store.subscribe(self.code, self._event_now)
         self._subscribed = True
         await self.refresh()
 
@@ -299,7 +300,7 @@ class Room(Timed):
         if self._subscribed:
             self._subscribed = False
             try:
-                await self.store.unsubscribe(self.code, self._on_event)
+                await self.store.unsubscribe(self.code, self._event_now)
             except Exception:  # the store may be gone at shutdown; nothing to undo
                 log.debug("room %s: unsubscribe failed", self.code, exc_info=True)
 
@@ -459,15 +460,39 @@ class Room(Timed):
             await asyncio.shield(self._publisher)
 
     async def _on_event(self, data: bytes) -> None:
+        """Handle one of the room's events to the end (``_event_now``, and what it left
+        to wait for)."""
+        pending = self._event_now(data)
+        if pending is not None:
+            await pending
+
+    def _event_now(self, data: bytes) -> Coroutine[Any, Any, None] | None:
+        """The room's event handler (subscribed to the store): apply the event and send
+        each member what it may see of it. Synchronous, unless the live ranking must
+        read the seats from the store first: then the rest is returned as a coroutine,
+        which the store waits for before the room's next event (its order kept). A move
+        costs no coroutine, and the memory store no task, per event."""
         try:
             event = ev.decode_event(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
             log.error("room %s: undecodable event dropped", self.code)
-            return
+            return None
         if self.closed:
-            return
+            return None
         self._apply(event)
-        ranking = await self.standings.after(event)  # after a ranked move: every node ranks
+        standings = self.standings
+        if standings.needs_read(event):
+            return self._event_after_read(event)
+        self._send_event(event, standings.after_now(event))
+        return None
+
+    async def _event_after_read(self, event: ev.Event) -> None:
+        """``_event_now``'s rest once the ranking has read the seats."""
+        self._send_event(event, await self.standings.after(event))
+
+    def _send_event(self, event: ev.Event, ranking: ev.Broadcast | None) -> None:
+        """Send the members ``event`` (applied) and ``ranking`` (after a ranked move:
+        every node ranks), and what follows from them (reveals, the room's release)."""
         if isinstance(event, ev.Moved):
             # Players and spectators of older clients now; spectators taking Diffs at
             # the tick (``_flush_tick``): their writes never delay this move's rivals.
@@ -497,7 +522,7 @@ class Room(Timed):
         if ranking is not None:  # a broadcast: it carries its own state, may overtake a tick
             for member in list(self.members.values()):
                 self._deliver(member, ranking)
-        if not self.hidden and self._reveal_scan:
+        if self._reveal_scan and not self.hidden:  # the flag first: no scan per move
             # After the event itself (the resignation or results that ended the hiding
             # come first). Level-triggered: the phase can also change under this cache
             # (the shell's own reads), and a reveal the store refused is retried on the
