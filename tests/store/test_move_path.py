@@ -72,10 +72,11 @@ async def test_the_memory_store_waits_for_an_async_handler_before_the_next_event
     store = MemoryStore()
     code = await room_with_seats(store)
     seen: list[str] = []
-    release = asyncio.Event()
+    entered, release = asyncio.Event(), asyncio.Event()
 
     async def waiting(event: bytes) -> None:
         seen.append(f"async {event.decode()} in")
+        entered.set()
         await release.wait()  # the test lets it finish
         seen.append(f"async {event.decode()} out")
 
@@ -89,9 +90,8 @@ async def test_the_memory_store_waits_for_an_async_handler_before_the_next_event
         await store.append_move(code, 1, 1, seq, LogEntry(f"{seq}>f", seq),
                                 event=str(seq).encode(), moves=seq)
     published = asyncio.ensure_future(store.publish(code, b"3"))
-    while "async 1 in" not in seen:
-        await asyncio.sleep(0)  # the loop runs the delivery callback (no time involved)
-    for _ in range(5):
+    await asyncio.wait_for(entered.wait(), EVENT_TIMEOUT_S)
+    for _ in range(5):  # loop turns (no time involved): nothing else may run meanwhile
         await asyncio.sleep(0)
     assert seen == ["first 1", "async 1 in"] and not published.done()
     release.set()
