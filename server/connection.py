@@ -98,7 +98,7 @@ class Connection:
     writes it first, so the connection's frames keep their order."""
 
     __slots__ = (
-        "_closing", "_credits", "_deferred", "_idle_timer", "_last_in", "_queue",
+        "_closing", "_credits", "_deferred", "_idle_timer", "_last_in", "_loop", "_queue",
         "_queued_bytes", "_stopped", "_unflushed", "_unflushed_frames", "_writer_task",
         "address", "batched", "bot", "config", "hello_done", "id", "legal_moves", "member",
         "name", "room", "rooms_used", "server", "ws",
@@ -137,6 +137,9 @@ class Connection:
         )
         self._last_in = 0.0  # loop time of the last frame received
         self._idle_timer: asyncio.TimerHandle | None = None
+        # The loop the connection is served on, found at its first frame sent (each
+        # get_running_loop() costs a getpid() on Python 3.11: this is once per ack).
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ sending
     def send(self, message: Any) -> None:
@@ -204,7 +207,10 @@ class Connection:
             self._unflushed += len(frame)
             self._unflushed_frames += 1
             if self._unflushed_frames == 1:
-                asyncio.get_running_loop().call_soon(self._flush)
+                loop = self._loop
+                if loop is None:
+                    loop = self._loop = asyncio.get_running_loop()
+                loop.call_soon(self._flush)
             return
         if self._queue is None:
             self._queue = deque()

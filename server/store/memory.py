@@ -167,6 +167,9 @@ class MemoryStore:
         self._events: deque[tuple[str, bytes, asyncio.Future[None] | None]] = deque()
         self._delivering = False
         self._deliver_soon = False  # a ``_deliver_now`` callback is scheduled
+        # The loop of the last append_move (a store serves one loop; each
+        # get_running_loop() costs a getpid() on Python 3.11, once per move here).
+        self._loop: asyncio.AbstractEventLoop | None = None
         # set when an async handler made delivery go on in a task (kept from the GC)
         self._deliverer: asyncio.Task[None] | None = None
 
@@ -357,7 +360,10 @@ class MemoryStore:
                 # A loop callback, not a task: a room's handler is synchronous for a
                 # move (``Room._event_now``), so most ticks deliver with no task at all.
                 self._deliver_soon = True
-                asyncio.get_running_loop().call_soon(self._deliver_now)
+                loop = self._loop
+                if loop is None or not loop.is_running():  # (tests run a store per loop)
+                    loop = self._loop = asyncio.get_running_loop()
+                loop.call_soon(self._deliver_now)
 
     async def read_log(self, code: str, seat: int, after: int = 0,
                        limit: int | None = None) -> list[LogEntry]:
