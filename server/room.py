@@ -215,6 +215,7 @@ class Room(Timed):
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
+        self._own_event: tuple[bytes, ev.Moved] | None = None  # see ``encode_own``
         self._publisher: asyncio.Task[None] | None = None
         self.closed = False
         # Hidden information (module docstring): seats' face-down counts, the seats racing
@@ -472,11 +473,16 @@ class Room(Timed):
         read the seats from the store first: then the rest is returned as a coroutine,
         which the store waits for before the room's next event (its order kept). A move
         costs no coroutine, and the memory store no task, per event."""
-        try:
-            event = ev.decode_event(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            log.error("room %s: undecodable event dropped", self.code)
-            return None
+        own = self._own_event
+        if own is not None and own[0] is data:  # published by this node: not decoded again
+            event: ev.Event = own[1]
+            self._own_event = None
+        else:
+            try:
+                event = ev.decode_event(data)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                log.error("room %s: undecodable event dropped", self.code)
+                return None
         if self.closed:
             return None
         self._apply(event)
@@ -485,6 +491,15 @@ class Room(Timed):
             return self._event_after_read(event)
         self._send_event(event, standings.after_now(event))
         return None
+
+    def encode_own(self, event: ev.Moved) -> bytes:
+        """``event`` encoded for the store, remembered with its bytes: when the store
+        hands this node the same bytes object back (the memory store does; a remote one
+        never can), ``_event_now`` takes the event as it was built instead of decoding
+        it. One entry: the latest only; holding the bytes keeps their identity unique."""
+        data = ev.encode_event(event)
+        self._own_event = (data, event)
+        return data
 
     async def _event_after_read(self, event: ev.Event) -> None:
         """``_event_now``'s rest once the ranking has read the seats."""
@@ -595,7 +610,19 @@ class Room(Timed):
     def _apply(self, event: ev.Event) -> None:
         """Update this node's cache of the room from an event."""
         record = self.record
-        if isinstance(event, ev.Countdown):
+        if isinstance(event, ev.Moved):  # the common event: tested first
+            self._note_down(event.seat, event.seq, event.down)
+            if event.status != "playing":
+                self._done.add(event.seat)
+            if self.delay_ms and not self.closed and any(self._grouped()[1:]):
+                # A spectator here (groups: no scan per move). One buffer for all
+                # spectators; each member filters duplicates. None without a spectator
+                # here: one who joins later gets the moves still due from the log
+                # (boards_for), so the buffer lives only while needed.
+                due = (record.start_ms or 0) + event.clock_ms + self.delay_ms
+                self._delay_from.setdefault(event.seat, event.seq)
+                self._buffer_diff(self._diff_of(event), due)
+        elif isinstance(event, ev.Countdown):
             if record.phase == "lobby":
                 self.record = msgspec.structs.replace(
                     record, phase="countdown", start_ms=event.start_ms
@@ -613,18 +640,6 @@ class Room(Timed):
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
             self._ended = True
-        if isinstance(event, ev.Moved):
-            self._note_down(event.seat, event.seq, event.down)
-            if event.status != "playing":
-                self._done.add(event.seat)
-        if (isinstance(event, ev.Moved) and self.delay_ms and not self.closed
-                and any(self._grouped()[1:])):  # a spectator here (groups: no scan per move)
-            # One buffer for all spectators; each member filters duplicates. None
-            # without a spectator here: one who joins later gets the moves still due
-            # from the log (boards_for), so the buffer lives only while needed.
-            due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms
-            self._delay_from.setdefault(event.seat, event.seq)
-            self._buffer_diff(self._diff_of(event), due)
 
     def _deliver(self, member: Member, event: ev.Event) -> None:
         """Send ``member`` what it may see of ``event``."""
