@@ -2,12 +2,15 @@
 a running room of an in-process server (memory store), with one part at a time replaced
 by a stub that does nothing, CPU time per move read from ``time.process_time``.
 
-    .venv/bin/python -m bench.movepath_parts [--moves 20000]
+    .venv/bin/python -m bench.movepath_parts [--moves 20000] [--per-tick 1]
 
 It completes the sampling profile (``bench.profile``): no network and no client in the
 measured loop (the ack is not written: ``Connection.send`` is stubbed in every row, so
 the client's work never counts), every figure a difference between two rows of the same
-run. A stubbed part's cost includes what it alone calls. The rows are cumulative only
+run. A stubbed part's cost includes what it alone calls. ``--per-tick`` moves are played
+per loop tick (1, the default: what a server with one move in flight per connection
+sees, so the store's per-tick delivery of events is paid per move; this tool played 64
+per tick before 26 Nov 2026 evening, which hid that cost). The rows are cumulative only
 where they say "+". Not a server anyone should run: the stubs break it on purpose.
 """
 
@@ -27,7 +30,7 @@ from bench.players import Player, find_cycle
 from protocol import messages as m
 
 
-async def price(moves: int) -> None:
+async def price(moves: int, per_tick: int) -> None:
     """Start a node, seat one player, print µs per move for each row."""
     import engine
     from server import connection, race
@@ -51,8 +54,8 @@ async def price(moves: int) -> None:
                 seq = member.seq + 1
                 reply = await race.play(room, member, m.Move(seq=seq, move=first if seq % 2
                                                              else back))
-                if i % 64 == 63:
-                    await asyncio.sleep(0)  # the store's event deliverer runs
+                if i % per_tick == per_tick - 1:
+                    await asyncio.sleep(0)  # a loop tick: the store's event delivery runs
             await asyncio.sleep(0)
             per = (time.process_time() - started) / n * 1e6
             assert isinstance(reply, m.Accepted), reply
@@ -110,13 +113,14 @@ def main() -> None:
     """Parse options and run."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--moves", type=int, default=20_000, help="moves per row")
+    parser.add_argument("--per-tick", type=int, default=1, help="moves per loop tick")
     args = parser.parse_args()
     try:
         import uvloop
     except ImportError:
-        asyncio.run(price(args.moves))
+        asyncio.run(price(args.moves, max(args.per_tick, 1)))
     else:
-        uvloop.run(price(args.moves))
+        uvloop.run(price(args.moves, max(args.per_tick, 1)))
 
 
 if __name__ == "__main__":

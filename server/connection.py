@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import struct
 import time
 from collections import deque
 from collections.abc import Callable
@@ -59,6 +60,25 @@ _WS_CLOSE = {
 
 _last_wire: tuple[bytes, bytes] | None = None  # (payload, its frame): ``wire_frame``
 
+# A server's unmasked FIN binary frame header (RFC 6455 5.2) by payload length: one byte
+# of opcode, then the length in 7 bits, or 126 + 16 bits, or 127 + 64 bits.
+_SHORT_HEADS = [bytes((0x82, n)) for n in range(126)]
+_HEAD_16 = struct.Struct("!BBH")
+_HEAD_64 = struct.Struct("!BBQ")
+
+
+def binary_frame(payload: bytes) -> bytes:
+    """``payload`` as one complete websocket binary frame from a server (FIN set,
+    unmasked, no extension): the bytes websockets' ``Frame.serialize`` makes for it
+    (tests/server/test_ack_framing.py compares them), without its Frame object, check
+    and buffer (about 1 µs per frame: every ack goes this way)."""
+    n = len(payload)
+    if n < 126:
+        return _SHORT_HEADS[n] + payload
+    if n < 65536:
+        return _HEAD_16.pack(0x82, 126, n) + payload
+    return _HEAD_64.pack(0x82, 127, n) + payload
+
 
 def wire_frame(payload: bytes) -> bytes:
     """``payload`` as one complete websocket binary frame as a server sends it (FIN set,
@@ -98,7 +118,7 @@ class Connection:
     writes it first, so the connection's frames keep their order."""
 
     __slots__ = (
-        "_closing", "_credits", "_deferred", "_idle_timer", "_last_in", "_queue",
+        "_closing", "_credits", "_deferred", "_idle_timer", "_last_in", "_loop", "_queue",
         "_queued_bytes", "_stopped", "_unflushed", "_unflushed_frames", "_writer_task",
         "address", "batched", "bot", "config", "hello_done", "id", "legal_moves", "member",
         "name", "room", "rooms_used", "server", "ws",
@@ -137,6 +157,9 @@ class Connection:
         )
         self._last_in = 0.0  # loop time of the last frame received
         self._idle_timer: asyncio.TimerHandle | None = None
+        # The loop the connection is served on, found at its first frame sent (each
+        # get_running_loop() costs a getpid() on Python 3.11: this is once per ack).
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------------ sending
     def send(self, message: Any) -> None:
@@ -196,15 +219,26 @@ class Connection:
             # except that the write waits for the end of this loop tick, so the frames
             # a tick makes for one client (a pipelining player's acks, a rival's
             # Progress and Ranking) leave in one system call.
-            try:
-                ws.protocol.send_binary(frame)
-            except Exception:  # the connection is closing under us: the reader sees it
-                log.debug("connection %s: direct write failed", self.id, exc_info=True)
-                return
+            protocol = ws.protocol
+            if protocol.extensions or protocol.debug or protocol.expect_continuation_frame:
+                try:
+                    protocol.send_binary(frame)
+                except Exception:  # the connection is closing under us: the reader sees it
+                    log.debug("connection %s: direct write failed", self.id, exc_info=True)
+                    return
+            else:
+                # What send_binary does on this path (the state is OPEN, tested above):
+                # the framed bytes join websockets' own outgoing data, so they keep
+                # their place among its frames (a pong, a close) and go with the
+                # next data_to_send(), ours at the end of the tick or websockets'.
+                protocol.writes.append(binary_frame(frame))
             self._unflushed += len(frame)
             self._unflushed_frames += 1
             if self._unflushed_frames == 1:
-                asyncio.get_running_loop().call_soon(self._flush)
+                loop = self._loop
+                if loop is None:
+                    loop = self._loop = asyncio.get_running_loop()
+                loop.call_soon(self._flush)
             return
         if self._queue is None:
             self._queue = deque()

@@ -260,7 +260,7 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     revealed = list(diff.revealed)
     bot_marked = member.bot_like or flag
     ranked = moved_on or status != "playing" or flag
-    event = ev.encode_event(ev.Moved(
+    event = room.encode_own(ev.Moved(
         member.seat, msg.seq, diff.move, state_hash, clock, revealed, progress, status,
         views.face_down(after), progress_ms, clock if status == "won" else None, bot_marked,
         ranked))

@@ -34,6 +34,7 @@ import itertools
 import logging
 import operator
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -214,6 +215,7 @@ class Room(Timed):
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
+        self._own_event: tuple[bytes, ev.Moved] | None = None  # see ``encode_own``
         self._publisher: asyncio.Task[None] | None = None
         self.closed = False
         # Hidden information (module docstring): seats' face-down counts, the seats racing
@@ -274,7 +276,7 @@ class Room(Timed):
 
     async def open(self) -> None:
         """Subscribe to the room's events and read the room."""
-        await self.store.subscribe(self.code, self._on_event)
+        await self.store.subscribe(self.code, self._event_now)
         self._subscribed = True
         await self.refresh()
 
@@ -299,7 +301,7 @@ class Room(Timed):
         if self._subscribed:
             self._subscribed = False
             try:
-                await self.store.unsubscribe(self.code, self._on_event)
+                await self.store.unsubscribe(self.code, self._event_now)
             except Exception:  # the store may be gone at shutdown; nothing to undo
                 log.debug("room %s: unsubscribe failed", self.code, exc_info=True)
 
@@ -459,15 +461,53 @@ class Room(Timed):
             await asyncio.shield(self._publisher)
 
     async def _on_event(self, data: bytes) -> None:
-        try:
-            event = ev.decode_event(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            log.error("room %s: undecodable event dropped", self.code)
-            return
+        """Handle one of the room's events to the end (``_event_now``, and what it left
+        to wait for)."""
+        pending = self._event_now(data)
+        if pending is not None:
+            await pending
+
+    def _event_now(self, data: bytes) -> Coroutine[Any, Any, None] | None:
+        """The room's event handler (subscribed to the store): apply the event and send
+        each member what it may see of it. Synchronous, unless the live ranking must
+        read the seats from the store first: then the rest is returned as a coroutine,
+        which the store waits for before the room's next event (its order kept). A move
+        costs no coroutine, and the memory store no task, per event."""
+        own = self._own_event
+        if own is not None and own[0] is data:  # published by this node: not decoded again
+            event: ev.Event = own[1]
+            self._own_event = None
+        else:
+            try:
+                event = ev.decode_event(data)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                log.error("room %s: undecodable event dropped", self.code)
+                return None
         if self.closed:
-            return
+            return None
         self._apply(event)
-        ranking = await self.standings.after(event)  # after a ranked move: every node ranks
+        standings = self.standings
+        if standings.needs_read(event):
+            return self._event_after_read(event)
+        self._send_event(event, standings.after_now(event))
+        return None
+
+    def encode_own(self, event: ev.Moved) -> bytes:
+        """``event`` encoded for the store, remembered with its bytes: when the store
+        hands this node the same bytes object back (the memory store does; a remote one
+        never can), ``_event_now`` takes the event as it was built instead of decoding
+        it. One entry: the latest only; holding the bytes keeps their identity unique."""
+        data = ev.encode_event(event)
+        self._own_event = (data, event)
+        return data
+
+    async def _event_after_read(self, event: ev.Event) -> None:
+        """``_event_now``'s rest once the ranking has read the seats."""
+        self._send_event(event, await self.standings.after(event))
+
+    def _send_event(self, event: ev.Event, ranking: ev.Broadcast | None) -> None:
+        """Send the members ``event`` (applied) and ``ranking`` (after a ranked move:
+        every node ranks), and what follows from them (reveals, the room's release)."""
         if isinstance(event, ev.Moved):
             # Players and spectators of older clients now; spectators taking Diffs at
             # the tick (``_flush_tick``): their writes never delay this move's rivals.
@@ -497,7 +537,7 @@ class Room(Timed):
         if ranking is not None:  # a broadcast: it carries its own state, may overtake a tick
             for member in list(self.members.values()):
                 self._deliver(member, ranking)
-        if not self.hidden and self._reveal_scan:
+        if self._reveal_scan and not self.hidden:  # the flag first: no scan per move
             # After the event itself (the resignation or results that ended the hiding
             # come first). Level-triggered: the phase can also change under this cache
             # (the shell's own reads), and a reveal the store refused is retried on the
@@ -570,7 +610,19 @@ class Room(Timed):
     def _apply(self, event: ev.Event) -> None:
         """Update this node's cache of the room from an event."""
         record = self.record
-        if isinstance(event, ev.Countdown):
+        if isinstance(event, ev.Moved):  # the common event: tested first
+            self._note_down(event.seat, event.seq, event.down)
+            if event.status != "playing":
+                self._done.add(event.seat)
+            if self.delay_ms and not self.closed and any(self._grouped()[1:]):
+                # A spectator here (groups: no scan per move). One buffer for all
+                # spectators; each member filters duplicates. None without a spectator
+                # here: one who joins later gets the moves still due from the log
+                # (boards_for), so the buffer lives only while needed.
+                due = (record.start_ms or 0) + event.clock_ms + self.delay_ms
+                self._delay_from.setdefault(event.seat, event.seq)
+                self._buffer_diff(self._diff_of(event), due)
+        elif isinstance(event, ev.Countdown):
             if record.phase == "lobby":
                 self.record = msgspec.structs.replace(
                     record, phase="countdown", start_ms=event.start_ms
@@ -588,18 +640,6 @@ class Room(Timed):
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
             self._ended = True
-        if isinstance(event, ev.Moved):
-            self._note_down(event.seat, event.seq, event.down)
-            if event.status != "playing":
-                self._done.add(event.seat)
-        if (isinstance(event, ev.Moved) and self.delay_ms and not self.closed
-                and any(self._grouped()[1:])):  # a spectator here (groups: no scan per move)
-            # One buffer for all spectators; each member filters duplicates. None
-            # without a spectator here: one who joins later gets the moves still due
-            # from the log (boards_for), so the buffer lives only while needed.
-            due = (self.record.start_ms or 0) + event.clock_ms + self.delay_ms
-            self._delay_from.setdefault(event.seat, event.seq)
-            self._buffer_diff(self._diff_of(event), due)
 
     def _deliver(self, member: Member, event: ev.Event) -> None:
         """Send ``member`` what it may see of ``event``."""

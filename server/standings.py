@@ -40,30 +40,40 @@ class Standings:
         self._rank_by = rank_by
         self._seats: dict[int, SeatRecord] | None = None  # None: read at the next need
 
+    def needs_read(self, event: ev.Event) -> bool:
+        """True when ``after(event)`` would read the seats from the store (a ranked move
+        of a seat not in the records held); otherwise ``after_now`` does its work
+        without a wait (the room's event handler stays synchronous for a move)."""
+        if not isinstance(event, ev.Moved) or not event.ranked:
+            return False
+        seats = self._seats
+        return seats is None or event.seat not in seats
+
     async def after(self, event: ev.Event) -> ev.Broadcast | None:
         """Apply ``event``; the ``Ranking`` to send every member after it (a ranked
         move), or None. Reads the seats from the store only when it has none (a store
         failure then skips this ranking: the next ranked move sends a current one)."""
+        if not self.needs_read(event):
+            return self.after_now(event)
+        assert isinstance(event, ev.Moved)
+        try:
+            read = await self._store.get_seats(self._code)
+        except StoreUnavailable as exc:
+            log.warning("room %s: ranking skipped (%s)", self._code, exc)
+            self._seats = None
+            return None
+        seats = self._seats = {s.seat: s for s in read}
+        return self._ranking(seats, event, fresh=True)
+
+    def after_now(self, event: ev.Event) -> ev.Broadcast | None:
+        """``after`` for an event that ``needs_read`` says needs no store read: the same
+        effect and answer, synchronously."""
         if isinstance(event, ev.Moved):
             seats = self._seats
-            fresh = seats is None or event.seat not in seats
-            if seats is None or fresh:
-                if not event.ranked:
-                    self._seats = None  # read at the next ranked move
-                    return None
-                try:
-                    read = await self._store.get_seats(self._code)
-                except StoreUnavailable as exc:
-                    log.warning("room %s: ranking skipped (%s)", self._code, exc)
-                    self._seats = None
-                    return None
-                seats = self._seats = {s.seat: s for s in read}
-            applied = self._apply_move(seats, event)
-            if not event.ranked or not (applied or fresh):
-                return None  # unchanged, or older than the records (their ranking went out)
-            flagged = {s.seat for s in seats.values() if s.bot_like}
-            return ev.Broadcast(encode(Ranking(ranking=rank(seats.values(), self._rank_by,
-                                                            flagged))))
+            if seats is None or event.seat not in seats:  # not ranked (else a read)
+                self._seats = None  # read at the next ranked move
+                return None
+            return self._ranking(seats, event, fresh=False)
         if isinstance(event, ev.SeatStatus):
             seat = self._seats.get(event.seat) if self._seats is not None else None
             if seat is not None:
@@ -73,6 +83,17 @@ class Standings:
         elif isinstance(event, ev.Started | ev.NewRound | ev.Countdown):
             self._seats = None  # the seats are settled (or reset) now: read them afresh
         return None
+
+    def _ranking(self, seats: dict[int, SeatRecord], event: ev.Moved,
+                 fresh: bool) -> ev.Broadcast | None:
+        """Apply the move to ``seats``; the ranking if it changed (``fresh``: the records
+        were just read, so the ranking they give has not gone out yet)."""
+        applied = self._apply_move(seats, event)
+        if not event.ranked or not (applied or fresh):
+            return None  # unchanged, or older than the records (their ranking went out)
+        flagged = {s.seat for s in seats.values() if s.bot_like}
+        return ev.Broadcast(encode(Ranking(ranking=rank(seats.values(), self._rank_by,
+                                                        flagged))))
 
     @staticmethod
     def _apply_move(seats: dict[int, SeatRecord], event: ev.Moved) -> bool:

@@ -13,11 +13,12 @@ import asyncio
 import bisect
 import copy
 import heapq
+import inspect
 import logging
 import time
 from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 import msgspec
@@ -143,6 +144,8 @@ class _Room:
 
 
 def _check_fields(fields: dict[str, Any], allowed: frozenset[str], what: str) -> None:
+    if fields.keys() <= allowed:  # the usual answer, without a set built per call
+        return
     unknown = set(fields) - allowed
     if unknown:
         raise TypeError(f"{what} has no settable field(s) {', '.join(sorted(unknown))}")
@@ -165,6 +168,11 @@ class MemoryStore:
         # ``append_move``'s event is delivered after the call returns (ack first).
         self._events: deque[tuple[str, bytes, asyncio.Future[None] | None]] = deque()
         self._delivering = False
+        self._deliver_soon = False  # a ``_deliver_now`` callback is scheduled
+        # The loop of the last append_move (a store serves one loop; each
+        # get_running_loop() costs a getpid() on Python 3.11, once per move here).
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # set when an async handler made delivery go on in a task (kept from the GC)
         self._deliverer: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ internals
@@ -350,8 +358,14 @@ class MemoryStore:
             room.seats[seat] = msgspec.structs.replace(record, **seat_fields)
         if event is not None:
             self._events.append((code, event, None))
-            if not self._delivering and self._deliverer is None:
-                self._deliverer = asyncio.get_running_loop().create_task(self._deliver_later())
+            if not self._delivering and not self._deliver_soon:
+                # A loop callback, not a task: a room's handler is synchronous for a
+                # move (``Room._event_now``), so most ticks deliver with no task at all.
+                self._deliver_soon = True
+                loop = self._loop
+                if loop is None or not loop.is_running():  # (tests run a store per loop)
+                    loop = self._loop = asyncio.get_running_loop()
+                loop.call_soon(self._deliver_now)
 
     async def read_log(self, code: str, seat: int, after: int = 0,
                        limit: int | None = None) -> list[LogEntry]:
@@ -485,10 +499,55 @@ class MemoryStore:
         self._events.append((code, event, None))
         await self._deliver_queued()
 
-    async def _deliver_later(self) -> None:
+    def _deliver_now(self) -> None:
+        """Deliver the queued events in order from a loop callback (scheduled by
+        ``append_move``). Synchronous handlers are called in place; at the first handler
+        that returns an awaitable, the rest (that handler's wait, the event's remaining
+        handlers, the rest of the queue) goes on in a task, still the one deliverer."""
+        self._deliver_soon = False
+        if self._delivering:  # a deliverer is running: it empties the queue
+            return
+        self._delivering = True
+        events = self._events
         try:
+            while events:
+                code, event, done = events.popleft()
+                handlers = self._subscribers.get(code)
+                if handlers:
+                    called = list(handlers)  # a handler may unsubscribe while we loop
+                    for i, handler in enumerate(called):
+                        try:
+                            result = handler(event)
+                        except Exception:
+                            log.exception("room %s: event handler %r failed", code, handler)
+                            continue
+                        if result is not None and inspect.isawaitable(result):
+                            self._deliverer = asyncio.get_running_loop().create_task(
+                                self._resume(result, code, event, called[i + 1:], done))
+                            return  # still delivering: the task ends it
+                if done is not None and not done.done():
+                    done.set_result(None)
+        except BaseException:
+            self._delivering = False
+            raise
+        self._delivering = False
+
+    async def _resume(self, pending: Awaitable[Any], code: str, event: bytes,
+                      rest: list[EventHandler], done: asyncio.Future[None] | None) -> None:
+        """``_deliver_now``'s continuation: wait for the handler that returned
+        ``pending``, call the event's other handlers, then deliver the rest of the queue."""
+        try:
+            try:
+                await pending
+            except Exception:
+                log.exception("room %s: event handler failed", code)
+            for handler in rest:
+                await call_handler(handler, event, code)
+            if done is not None and not done.done():
+                done.set_result(None)
             await self._deliver_queued()
         finally:
+            self._delivering = False
             self._deliverer = None
 
     async def _deliver_queued(self) -> None:

@@ -62,6 +62,44 @@ async def test_the_memory_store_delivers_a_moves_event_after_the_call_returns() 
     assert seen == [b"moved", b"next"]
 
 
+
+async def test_the_memory_store_waits_for_an_async_handler_before_the_next_event() -> None:
+    """Moves' events are delivered from a loop callback with synchronous handlers called
+    in place; a handler that returns an awaitable makes the rest wait for it: the
+    event's later handlers, the later events and a ``publish`` all come after it."""
+    from server.store.memory import MemoryStore
+
+    store = MemoryStore()
+    code = await room_with_seats(store)
+    seen: list[str] = []
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def waiting(event: bytes) -> None:
+        seen.append(f"async {event.decode()} in")
+        entered.set()
+        await release.wait()  # the test lets it finish
+        seen.append(f"async {event.decode()} out")
+
+    def slow_first(event: bytes) -> Any:
+        return waiting(event) if event == b"1" else seen.append(f"async {event.decode()}")
+
+    await store.subscribe(code, lambda event: seen.append(f"first {event.decode()}"))
+    await store.subscribe(code, slow_first)
+    await store.subscribe(code, lambda event: seen.append(f"last {event.decode()}"))
+    for seq in (1, 2):
+        await store.append_move(code, 1, 1, seq, LogEntry(f"{seq}>f", seq),
+                                event=str(seq).encode(), moves=seq)
+    published = asyncio.ensure_future(store.publish(code, b"3"))
+    await asyncio.wait_for(entered.wait(), EVENT_TIMEOUT_S)
+    for _ in range(5):  # loop turns (no time involved): nothing else may run meanwhile
+        await asyncio.sleep(0)
+    assert seen == ["first 1", "async 1 in"] and not published.done()
+    release.set()
+    await asyncio.wait_for(published, EVENT_TIMEOUT_S)
+    assert seen == ["first 1", "async 1 in", "async 1 out", "last 1",
+                    "first 2", "async 2", "last 2", "first 3", "async 3", "last 3"]
+
+
 # ---------------------------------------------------------------------------- counted by Redis
 class Monitor:
     """Redis ``MONITOR`` on a connection of its own: the commands clients sent (``tcp``)
