@@ -241,9 +241,9 @@ class Server:
         websockets builds anything for it, whatever it will ask for: 503 while stopping,
         429 past the peer address's allowance (addresses.py), 503 past the node's
         handshake budget (``handshakes_per_s``, credits.py ``Handshakes``: an address's
-        refusal spends none of it). A trusted
-        proxy's connections take from the budget as light ones (the client behind is
-        not known yet) and are charged to the forwarded address in ``_http``. O(1)."""
+        refusal spends none of it). A trusted proxy's connections take from the budget
+        as light ones (the client behind is not known yet) and are charged to the
+        forwarded address in ``_http``. O(1)."""
         if self.stopping:
             return 503
         ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""

@@ -3,13 +3,14 @@
 The node freezes long-lived objects out of the garbage collector's walks
 (server/gctune.py): a frozen object is still freed by reference counting, but a cycle
 holding one is never found. So every way a connection ends must leave the server's
-objects of that connection to reference counting alone. Checked that way: with
-automatic collection off, each accepted connection's ``Door`` (server/guard.py), and an
-admitted one's ``GuardedConnection`` and websockets protocol, must be freed (a ``weakref.finalize`` tells) once the connection ended. A
-cycle keeps them for ever, and the wait fails naming them. (``gc.DEBUG_SAVEALL`` is not
-enough: a cycle through a suspended generator, websockets' parser, is broken by closing
-the generator during the collection, so it never shows in ``gc.garbage``.) The test
-clients live in the same process; their objects are not tracked.
+objects of that connection to reference counting alone. Checked that way: with automatic
+collection off, each accepted connection's ``Door`` (server/guard.py), and an admitted
+one's ``GuardedConnection`` and websockets protocol, must be freed (a
+``weakref.finalize`` tells) once the connection ended. A cycle keeps them for ever, and
+the wait fails naming them. (``gc.DEBUG_SAVEALL`` is not enough: a cycle through a
+suspended generator, websockets' parser, is broken by closing the generator during the
+collection, so it never shows in ``gc.garbage``.) The test clients live in the same
+process; their objects are not tracked.
 
 Then end to end with the tuning installed (``tune_after_start``): connections frozen
 while open are freed once closed, without any full collection.
