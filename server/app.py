@@ -30,7 +30,7 @@ from .config import ServerConfig
 from .connection import Connection
 from .core.machine import Due
 from .credits import Handshakes
-from .guard import GuardedConnection, guarded
+from .guard import Admitted, GuardedConnection, connection_builder, doors, guarded
 from .keepalive import Keepalive
 from .metrics import Metrics, instrument_store
 from .room import Room
@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 # it the node goes on stopping rather than hang a drain (websockets' own close timeout
 # is 10 s per connection, so this is a backstop, not the usual path).
 STOP_STEP_S = 15.0
+CLOSE_TIMEOUT_S = 2.0  # websockets' closing handshake, before the TCP connection is dropped
 
 FrameHook = Callable[[Connection, bytes], None]
 
@@ -118,7 +119,9 @@ class Server:
         acknowledged moves, unless ``allow_volatile_store``."""
         config = self.config
         await self._check_durability()
-        self._ws = await serve(
+        # ping budget and write-buffer cap (server/guard.py)
+        connection_class = guarded(config, self)
+        ws = serve(
             self._handler,
             config.host,
             config.port,
@@ -126,12 +129,24 @@ class Server:
             max_size=config.ws_max_size,
             ping_interval=None,  # self.keepalive pings, from one timer for the node
             ping_timeout=None,
-            close_timeout=2,
+            close_timeout=CLOSE_TIMEOUT_S,
             compression=None,  # frames are small MessagePack: deflate costs more than it saves
             server_header=None,
-            # ping budget, write-buffer cap, and admission before the handshake (admit)
-            create_connection=guarded(config, self),
+            create_connection=connection_class,
         )
+        # Admission before websockets builds anything (server/guard.py, ``Door``): the
+        # socket listens with a door per accepted connection instead of websockets'
+        # own factory, and only an admitted one gets websockets' objects, built as
+        # serve() would build them (the same settings as above).
+        build = connection_builder(connection_class, ws, max_size=config.ws_max_size,
+                                   close_timeout=CLOSE_TIMEOUT_S)
+
+        async def listen() -> asyncio.Server:
+            loop = asyncio.get_running_loop()
+            return await loop.create_server(doors(self, build), config.host, config.port)
+
+        ws.create_server = listen
+        self._ws = await ws
         self.port = self._ws.sockets[0].getsockname()[1]
         self.sweeper.start()
         if self.keepalive is not None:
@@ -221,13 +236,14 @@ class Server:
             connection.charged = address
         return None
 
-    def admit(self, conn: GuardedConnection, peer: Any) -> int | None:
-        """The gate (server/guard.py), as a TCP connection is accepted, whatever it
-        will ask for: 503 while stopping, 429 past the peer address's allowance
-        (addresses.py), 503 past the node's handshake budget (``handshakes_per_s``,
-        credits.py ``Handshakes``: an address's refusal spends none of it). A trusted
-        proxy's connections take from the budget as light ones (the client behind is
-        not known yet) and are charged to the forwarded address in ``_http``. O(1)."""
+    def admit(self, conn: Admitted, peer: Any) -> int | None:
+        """The gate (server/guard.py ``Door``), as a TCP connection is accepted, before
+        websockets builds anything for it, whatever it will ask for: 503 while stopping,
+        429 past the peer address's allowance (addresses.py), 503 past the node's
+        handshake budget (``handshakes_per_s``, credits.py ``Handshakes``: an address's
+        refusal spends none of it). A trusted proxy's connections take from the budget
+        as light ones (the client behind is not known yet) and are charged to the
+        forwarded address in ``_http``. O(1)."""
         if self.stopping:
             return 503
         ip = str(peer[0]) if isinstance(peer, tuple) and peer else ""
@@ -245,7 +261,7 @@ class Server:
         self.admitted += 1
         return None
 
-    def release(self, conn: GuardedConnection) -> None:
+    def release(self, conn: Admitted) -> None:
         """An admitted connection ended: its slot (and its address's) is free."""
         self.admitted -= 1
         if conn.charged is not None:

@@ -16,26 +16,35 @@ Failing stops the parser (websockets discards what follows, so no further pong i
 queues the close frame, and aborts the TCP connection ``close_timeout`` later if the peer
 did not finish the closing handshake (a peer that does not read never does).
 
-It also asks the server's ``Gate`` to admit each TCP connection the moment it is
-accepted (``connection_made``), before websockets starts its handshake task, parses the
-request or builds a response: a refused connection waits for the end of the request's
-head (at most ``REFUSED_HEAD`` bytes, ``REFUSED_WAIT_S``), gets a canned HTTP 429 (its
-address is over its caps) or 503 (the node is past its handshake budget or stopping)
-and is closed. That is what a flood from one address costs the node: a connection that
-goes nowhere. (A refused handshake through websockets' own path cost about 1 ms of the
-event loop, and a reconnect loop sends hundreds a second: docs/SECURITY.md.) Each
-admitted connection is released exactly once, when its TCP connection ends.
+It also decides, before websockets sees a TCP connection, whether the connection may
+go on (``Door``, the protocol the listening socket creates for every accepted
+connection; the server's ``Gate`` decides from the peer's address the moment the
+connection is accepted, ``connection_made``). An admitted connection is handed to a
+``GuardedConnection`` built only then (``transport.set_protocol``; websockets' handshake
+task starts from there). A refused one gets none of websockets' objects (no
+``ServerConnection``, no ``ServerProtocol`` and its parser generator, no handler task):
+the door waits for the end of the request's head (at most ``REFUSED_HEAD`` bytes,
+``REFUSED_WAIT_S``), writes a canned HTTP 429 (its address is over its caps) or 503 (the
+node is past its handshake budget or stopping) and closes. That is what a flood costs
+the node: a connection that goes nowhere. (A refused handshake through websockets' own
+path cost about 1 ms of the event loop, refusing in websockets' ``connection_made``
+~220 µs, most of it building websockets' objects: docs/SECURITY.md.) Each admitted
+connection is released exactly once, when its TCP connection ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
+from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from protocol import Code
 
@@ -65,14 +74,21 @@ def _canned(status: int) -> bytes:
 REFUSALS = {status: _canned(status) for status in _REASONS}  # built once
 
 
+class Admitted(Protocol):
+    """What the gate charges an admission to (a ``Door``, then its connection)."""
+
+    charged: str | None
+
+
 class Gate(Protocol):
     """Who may open a connection (``app.Server`` is one)."""
 
-    def admit(self, conn: GuardedConnection, peer: Any) -> int | None:
+    def admit(self, conn: Admitted, peer: Any) -> int | None:
         """None to go on with the handshake (``release(conn)`` follows when the
-        connection ends), or the HTTP status to refuse it with (429 or 503)."""
+        connection ends; ``conn.charged`` may be set), or the HTTP status to refuse it
+        with (429 or 503)."""
 
-    def release(self, conn: GuardedConnection) -> None:
+    def release(self, conn: Admitted) -> None:
         """An admitted connection ended."""
 
 
@@ -83,11 +99,7 @@ class GuardedConnection(ServerConnection):
 
     config: ServerConfig
     gate: Gate | None = None
-    refused: int = 0  # the HTTP status this connection was refused with (0: admitted)
     charged: str | None = None  # the client address its admission was charged to
-    _head_tail = b""  # the last bytes read of a refused connection's request head
-    _head_read = 0
-    _refused_timer: asyncio.TimerHandle | None = None
     # Loop time the node's keepalive ping was sent and no pong came since (None: none
     # outstanding). Pinged by server/keepalive.py, not by a websockets task per connection.
     ping_sent: float | None = None
@@ -122,25 +134,8 @@ class GuardedConnection(ServerConnection):
             self.ping_sent = None
         self._protocol_recv_frame(frame)
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        """Admit the connection (the gate) before websockets sees it; a refused one only
-        waits for its request head (module docstring)."""
-        status = None if self.gate is None else self.gate.admit(
-            self, transport.get_extra_info("peername"))
-        if status is None:
-            super().connection_made(transport)
-            return
-        self.refused = status
-        self.transport = transport  # type: ignore[assignment]  # a TCP transport
-        self._refused_timer = self.loop.call_later(REFUSED_WAIT_S, transport.abort)  # type: ignore[attr-defined]
-
     def connection_lost(self, exc: Exception | None) -> None:
         """The TCP connection ended: release its admission."""
-        if self.refused:
-            if self._refused_timer is not None:
-                self._refused_timer.cancel()
-            self._break_cycles()
-            return
         try:
             super().connection_lost(exc)
         finally:
@@ -168,30 +163,8 @@ class GuardedConnection(ServerConnection):
         if parser_exc is not None:
             parser_exc.__traceback__ = None
 
-    def eof_received(self) -> None:
-        """The peer half-closed: a refused connection just closes (the transport does,
-        on None)."""
-        if not self.refused:
-            super().eof_received()
-
-    def _refuse(self, data: bytes) -> None:
-        """A refused connection's input: at the end of the request head, the answer."""
-        head = self._head_tail + data
-        self._head_read += len(data)
-        if b"\r\n\r\n" not in head and self._head_read < REFUSED_HEAD:
-            self._head_tail = head[-3:]
-            return
-        self._head_tail = b""
-        self._head_read = REFUSED_HEAD  # answered once: what follows is ignored
-        if not self.transport.is_closing():
-            self.transport.write(REFUSALS[self.refused])
-            self.transport.close()
-
     def data_received(self, data: bytes) -> None:
         """Feed the protocol (which may write pongs), then check the write buffer."""
-        if self.refused:
-            self._refuse(data)
-            return
         super().data_received(data)
         if self.cut is None and self.outbound_bytes() > self.config.max_outbound_bytes:
             self.cut_off(Code.SLOW_CONSUMER)
@@ -240,3 +213,94 @@ def guarded(config: ServerConfig, gate: Gate | None = None) -> type[GuardedConne
     """A ``GuardedConnection`` class bound to ``config`` and ``gate`` (for
     ``serve(create_connection=)``); without a gate every connection is admitted."""
     return type("Guarded", (GuardedConnection,), {"config": config, "gate": gate})
+
+
+class Door(asyncio.Protocol):
+    """The protocol of every accepted TCP connection until the gate has decided (module
+    docstring). Admitted, it hands its transport to the connection ``build()`` makes
+    (``charged`` passed on) and is forgotten; refused, it answers the request head with
+    the canned response and closes, having built nothing of websockets'."""
+
+    # One per accepted connection, refused ones included: slots, no __dict__ (a weak
+    # reference slot: tests/server/test_gc_cycles.py watches doors being freed).
+    __slots__ = ("__weakref__", "_build", "_gate", "_read", "_tail", "_timer", "charged",
+                 "refused", "transport")
+
+    def __init__(self, gate: Gate, build: Callable[[], GuardedConnection]) -> None:
+        self._gate = gate
+        self._build = build
+        self.charged: str | None = None  # set by the gate, passed on to the connection
+        self.refused = 0  # the HTTP status this connection is refused with (0: not)
+        self.transport: asyncio.Transport | None = None  # a refused connection's
+        self._tail = b""  # the last bytes read of a refused connection's request head
+        self._read = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """Ask the gate; an admitted connection goes on as a ``GuardedConnection``."""
+        # a TCP connection's (asyncio's, or uvloop's, which does not derive from Transport)
+        tcp = cast(asyncio.Transport, transport)
+        status = self._gate.admit(self, tcp.get_extra_info("peername"))
+        if status is None:
+            try:
+                conn = self._build()
+                conn.charged = self.charged
+                tcp.set_protocol(conn)
+                conn.connection_made(tcp)  # websockets' handshake task starts
+            except BaseException:
+                self._gate.release(self)  # not reached in practice: the slot is not lost
+                tcp.abort()
+                raise
+            return
+        self.refused = status
+        self.transport = tcp
+        self._timer = asyncio.get_running_loop().call_later(REFUSED_WAIT_S, tcp.abort)
+
+    def data_received(self, data: bytes) -> None:
+        """A refused connection's input: at the end of the request head, the answer."""
+        if self._read >= REFUSED_HEAD:  # answered: what follows is ignored
+            return
+        head = self._tail + data
+        self._read += len(data)
+        if b"\r\n\r\n" not in head and self._read < REFUSED_HEAD:
+            self._tail = head[-3:]
+            return
+        self._tail = b""
+        self._read = REFUSED_HEAD
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.write(REFUSALS[self.refused])
+            transport.close()
+
+    def eof_received(self) -> None:
+        """The peer half-closed: the transport closes (on None), unanswered."""
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Drop the timer and the transport (no reference cycle outlives the
+        connection: server/gctune.py freezes long-lived objects)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.transport = None
+
+
+def doors(gate: Gate, build: Callable[[], GuardedConnection]) -> Callable[[], Door]:
+    """The listening socket's protocol factory: a ``Door`` per accepted connection."""
+    return functools.partial(Door, gate, build)
+
+
+def connection_builder(
+    cls: type[GuardedConnection], server: WsServer, *, max_size: int | None,
+    close_timeout: float,
+) -> Callable[[], GuardedConnection]:
+    """What websockets' ``serve()`` builds for each accepted socket (its protocol
+    factory), for an admitted one only: the websockets protocol, then the connection,
+    with the settings ``app.Server`` passes ``serve()`` (no compression, origins or
+    subprotocols; the node's keepalive, not websockets' own)."""
+
+    def build() -> GuardedConnection:
+        protocol = ServerProtocol(max_size=max_size, logger=server.logger)
+        return cls(protocol, server, ping_interval=None, ping_timeout=None,
+                   close_timeout=close_timeout)
+
+    return build
