@@ -90,6 +90,48 @@ class TickRoom(Protocol[M]):
         """``diff`` through the member's filter (duplicates dropped, gaps filled)."""
 
 
+class _Tick:
+    """One tick built once for all its spectators: its diffs and progress, and what a
+    spectator in step with the room has seen just before it (``SpectatorTicks``)."""
+
+    __slots__ = ("counts_now", "delayed", "diffs", "due", "expect", "firsts", "in_run",
+                 "last", "moves", "moves_now", "progress", "seats_now", "shown", "unseen",
+                 "withheld", "zeros")
+
+    def __init__(self, moves: list[ev.Moved], due: list[Diff], delayed: int,
+                 diffs: list[Diff]) -> None:
+        self.moves, self.due, self.delayed, self.diffs = moves, due, delayed, diffs
+        latest: dict[int, ev.Moved] = {}
+        for moved in moves:
+            best = latest.get(moved.seat)
+            if best is None or moved.seq > best.seq:
+                latest[moved.seat] = moved
+        self.progress = [Progress(seat=e.seat, progress=e.progress, moves=e.seq,
+                                  status=e.status, clock_ms=e.clock_ms)
+                         for e in latest.values()]
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        in_run = True  # each seat's diffs in the tick follow one another
+        for diff in diffs:
+            before = last.get(diff.seat)
+            if before is None:
+                first[diff.seat] = diff.seq
+            elif diff.seq != before + 1:
+                in_run = False
+            last[diff.seat] = diff.seq
+        self.last, self.in_run = last, in_run
+        # in step: each seat's last diff right before the tick's first
+        self.expect = {seat: seq - 1 for seat, seq in first.items() if seq > 1}.items()
+        self.firsts = [seat for seat, seq in first.items() if seq == 1]  # none seen yet
+        self.zeros = [0] * len(self.firsts)
+        self.moves_now = {p.seat: p.moves for p in self.progress}
+        self.seats_now = list(self.moves_now)
+        self.counts_now = list(self.moves_now.values())
+        self.unseen = [-1] * len(self.seats_now)
+        self.shown: bytes | None = None  # the frame for those in step, once encoded
+        self.withheld: bytes | None = None  # the progress-only frame, once encoded
+
+
 class SpectatorTicks(Generic[M]):
     """The spectators' tick of one room (see the module docstring)."""
 
@@ -103,8 +145,9 @@ class SpectatorTicks(Generic[M]):
         self.due: list[Diff] = []
         self.timer: asyncio.Handle | None = None
         self.last = float("-inf")
-        # Spectators holding the tick's shared frame, to be written slice by slice.
-        self.writes: deque[Any] = deque()  # ``Deferring`` peers
+        # The tick going out and the spectators still to be served it, slice by slice.
+        self.current: _Tick | None = None
+        self.writes: deque[M] = deque()
         self.write_handle: asyncio.Handle | None = None
 
     def add_move(self, moved: ev.Moved) -> None:
@@ -138,15 +181,12 @@ class SpectatorTicks(Generic[M]):
     def flush(self) -> None:
         """Send the spectators taking ``Diffs`` the tick: its diffs in order (the moves',
         or in a delayed room the diffs that fell due) and the latest ``Progress`` per
-        seat. The frame is encoded once and written to every spectator in step with the
-        room (live, boards shown, no held diff or gap fill, its last diff of each seat
-        just before the tick's first); a spectator whose boards are withheld gets the
-        progress alone (one shared frame too); any other one goes through the per-member
-        filter (``deliver_diff``) and gets a frame of its own; one still joining has the
-        moves buffered with its other events. A shared frame is held by each connection
-        (``defer_frame``) and written ``TICK_WRITE_SLICE`` connections per loop callback
-        (``write_slice``), the first slice now; a tick still going out when the next
-        is flushed is finished first."""
+        seat. Here the tick is built once for all (``_Tick``) and the spectators queued;
+        each is then served ``TICK_WRITE_SLICE`` per loop callback (``write_slice``, the
+        first slice now), so the players' frames are read and acked between two slices
+        and no callback runs the whole room's member loop. A tick still going out when
+        the next is flushed is finished first; a room's other events flush the tick
+        first (``Room._on_event``), so they follow its moves."""
         if self.writes:  # the last tick is still going out: finish it first
             self.write_slice(len(self.writes))
         if self.timer is not None:
@@ -158,84 +198,12 @@ class SpectatorTicks(Generic[M]):
         self.moves, self.due = [], []
         self.last = asyncio.get_running_loop().time()
         room = self.room
-        spectators = room._grouped()[2]
+        spectators = room._grouped()[2]  # a new list at each change: never mutated
         if room.closed or not spectators:
             return
-        diffs = due if room.delay_ms else [room._diff_of(moved) for moved in moves]
-        latest: dict[int, ev.Moved] = {}
-        for moved in moves:
-            best = latest.get(moved.seat)
-            if best is None or moved.seq > best.seq:
-                latest[moved.seat] = moved
-        progress = [Progress(seat=e.seat, progress=e.progress, moves=e.seq, status=e.status,
-                             clock_ms=e.clock_ms) for e in latest.values()]
-        first: dict[int, int] = {}
-        last: dict[int, int] = {}
-        in_run = True  # each seat's diffs in the tick follow one another
-        for diff in diffs:
-            before = last.get(diff.seat)
-            if before is None:
-                first[diff.seat] = diff.seq
-            elif diff.seq != before + 1:
-                in_run = False
-            last[diff.seat] = diff.seq
-        # in step: each seat's last diff right before the tick's first (a dict-items
-        # subset test runs in C; so do the map()s below: this loop is per spectator,
-        # per tick)
-        expect = {seat: seq - 1 for seat, seq in first.items() if seq > 1}.items()
-        firsts = [seat for seat, seq in first.items() if seq == 1]  # none seen: 0 or absent
-        zeros = [0] * len(firsts)
-        moves_now = {p.seat: p.moves for p in progress}
-        seats_now, counts_now = list(moves_now), list(moves_now.values())
-        unseen = [-1] * len(seats_now)
-        shown: bytes | None = None
-        withheld: bytes | None = None
-        writes = self.writes
-        members = room.members
-        for member in spectators:
-            conn = member.conn
-            if members.get(conn) is not member:
-                continue
-            try:
-                if member.pending is not None:
-                    for moved in moves:
-                        room._hold_pending(member, moved)
-                    if room.delay_ms:
-                        for diff in due:
-                            room._hold_pending(member, diff)
-                    continue
-                seen_p = member.progress_seen
-                seen_d = member.diff_seen
-                # ahead: it already has a seat's progress as of this tick (from the log)
-                if any(map(operator.ge, map(seen_p.get, seats_now, unseen), counts_now)):
-                    self.tick_for(member, diffs, progress)
-                    continue
-                if member.boards_hidden:
-                    seen_p.update(moves_now)
-                    if not progress:
-                        continue
-                    if withheld is None:
-                        withheld = encode(Diffs(progress=progress))
-                    frame = withheld
-                elif (in_run and expect <= seen_d.items() and not member.filling
-                      and not any(member.held.values())
-                      and not any(map(seen_d.get, firsts, zeros))):
-                    seen_d.update(last)
-                    seen_p.update(moves_now)
-                    if shown is None:
-                        shown = encode(Diffs(diffs=diffs, progress=progress))
-                    frame = shown
-                else:
-                    self.tick_for(member, diffs, progress)
-                    continue
-                # held by the connection, written slice by slice (``write_slice``)
-                defer = getattr(conn, "defer_frame", None)
-                if defer is None:
-                    conn.send_frame(frame)
-                elif defer(frame):
-                    writes.append(conn)
-            except Exception:
-                log.exception("room %s: the spectators' tick failed for one", room.code)
+        self.current = _Tick(moves, due, room.delay_ms,
+                             due if room.delay_ms else [room._diff_of(m) for m in moves])
+        self.writes.extend(spectators)
         self.write_slice()
 
     def tick_for(self, member: M, diffs: list[Diff], progress: list[Progress]) -> None:
@@ -251,26 +219,88 @@ class SpectatorTicks(Generic[M]):
             member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
 
     def write_slice(self, count: int = TICK_WRITE_SLICE) -> None:
-        """Write the frames the next ``count`` spectators hold for the tick (framed once
-        for all: ``Connection.write_deferred``) and schedule the rest for the next loop
-        iteration, so the players' frames are read and acked between two slices. Once
-        the tick is out, the next one is due ``spectator_tick_ms`` later."""
+        """Serve the tick to the next ``count`` spectators queued for it and schedule
+        the rest for the next loop iteration. A spectator in step with the room (live,
+        boards shown, no held diff or gap fill, its last diff of each seat just before
+        the tick's first) gets the shared frame, encoded once and framed once for all
+        (``Connection.defer_frame``/``write_deferred``: the same bytes to each transport),
+        and its sequence filters advance in one step; one whose boards are withheld gets
+        the progress alone (one shared frame too); any other one goes through the
+        per-member filter (``tick_for``) into a frame of its own; one still joining has
+        the moves buffered with its other events. Each is judged when its slice runs,
+        on its state then. Once the tick is out, the next is due ``spectator_tick_ms``
+        later."""
         if self.write_handle is not None:
             self.write_handle.cancel()
             self.write_handle = None
         writes = self.writes
-        written = 0
-        for _ in range(min(count, len(writes))):
-            try:
-                written += writes.popleft().write_deferred()
-            except Exception:
-                log.exception("room %s: a spectator's write failed", self.room.code)
-        if written:
-            self.metrics.frames_out.inc(written)
+        tick = self.current
+        if tick is None:  # nothing queued (the room went while a tick was going out)
+            writes.clear()
+        else:
+            self._serve(tick, [writes.popleft() for _ in range(min(count, len(writes)))])
         loop = asyncio.get_running_loop()
         if writes:
             self.write_handle = loop.call_soon(self.write_slice)
             return
+        self.current = None
         self.last = loop.time()  # the tick is out: the next one counts from here
         if self.moves or self.due:
             self.schedule()
+
+    def _serve(self, tick: _Tick, batch: list[M]) -> None:
+        """The tick to each spectator of ``batch`` (see ``write_slice``). The tests run
+        in C where they can (a dict-items subset test, ``map``): this loop is per
+        spectator, per tick."""
+        room = self.room
+        members = room.members
+        expect, firsts, zeros = tick.expect, tick.firsts, tick.zeros
+        seats_now, counts_now, unseen = tick.seats_now, tick.counts_now, tick.unseen
+        moves_now, last, in_run = tick.moves_now, tick.last, tick.in_run
+        written = 0
+        for member in batch:
+            conn = member.conn
+            if members.get(conn) is not member:
+                continue  # it left meanwhile
+            try:
+                if member.pending is not None:
+                    for moved in tick.moves:
+                        room._hold_pending(member, moved)
+                    if tick.delayed:
+                        for diff in tick.due:
+                            room._hold_pending(member, diff)
+                    continue
+                seen_p = member.progress_seen
+                seen_d = member.diff_seen
+                # ahead: it already has a seat's progress as of this tick (from the log)
+                if any(map(operator.ge, map(seen_p.get, seats_now, unseen), counts_now)):
+                    self.tick_for(member, tick.diffs, tick.progress)
+                    continue
+                if member.boards_hidden:
+                    seen_p.update(moves_now)
+                    if not tick.progress:
+                        continue
+                    frame = tick.withheld
+                    if frame is None:
+                        frame = tick.withheld = encode(Diffs(progress=tick.progress))
+                elif (in_run and expect <= seen_d.items() and not member.filling
+                      and not any(member.held.values())
+                      and not any(map(seen_d.get, firsts, zeros))):
+                    seen_d.update(last)
+                    seen_p.update(moves_now)
+                    frame = tick.shown
+                    if frame is None:
+                        frame = tick.shown = encode(Diffs(diffs=tick.diffs,
+                                                          progress=tick.progress))
+                else:
+                    self.tick_for(member, tick.diffs, tick.progress)
+                    continue
+                defer = getattr(conn, "defer_frame", None)
+                if defer is None:
+                    conn.send_frame(frame)
+                elif defer(frame):  # the shared bytes, framed once for the tick
+                    written += conn.write_deferred()
+            except Exception:
+                log.exception("room %s: the spectators' tick failed for one", room.code)
+        if written:
+            self.metrics.frames_out.inc(written)
