@@ -269,6 +269,7 @@ class SpectatorTicks(Generic[M]):
         single = tick.single
         seat, before, after, count = single if single is not None else (0, 0, 0, 0)
         written = 0
+        ready: list[Any] = []  # holding the shared frame: written after the slice's tests
         for member in batch:
             conn = member.conn
             if members.get(conn) is not member:
@@ -322,8 +323,13 @@ class SpectatorTicks(Generic[M]):
                 if defer is None:
                     conn.send_frame(frame)
                 elif defer(frame):  # the shared bytes, framed once for the tick
-                    written += conn.write_deferred()
+                    ready.append(conn)
             except Exception:
                 log.exception("room %s: the spectators' tick failed for one", room.code)
+        for conn in ready:
+            try:
+                written += conn.write_deferred()
+            except Exception:
+                log.exception("room %s: a spectator's write failed", room.code)
         if written:
             self.metrics.frames_out.inc(written)
