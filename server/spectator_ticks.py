@@ -31,10 +31,14 @@ from .metrics import Metrics
 
 log = logging.getLogger(__name__)
 
-# Spectators written per loop callback when a tick goes out (``write_slice``): between
-# two slices the loop reads the players' frames, so a tick to 1,000 spectators never
-# holds a player's ack for more than one slice's writes (~1 ms on the bench machine).
-TICK_WRITE_SLICE = 128
+# Spectators judged and written per loop callback when a tick goes out (``write_slice``):
+# between two slices the loop reads the players' frames, so a tick never holds a
+# player's ack for more than one slice (~0.25 ms of writes on the bench machine). A move
+# takes a few loop iterations to be acked (read, store, ack) and may meet a slice at
+# each: 32 rather than 128 brought an honest player's p99 under 1,500 spectators from
+# 13-21 ms to 8-9 ms in two runs (docs/SECURITY.md); more callbacks per tick cost a loop
+# iteration each (~47 for 1,500 spectators).
+TICK_WRITE_SLICE = 32
 
 
 class Deferring(Protocol):
