@@ -22,7 +22,7 @@ Spectators of a delayed room share one buffer of diffs waiting for their time
 (``delay_buffer_max``, kept only while a spectator is here) and one timer. Spectators
 whose hello set ``ds`` get the moves as one ``Diffs`` frame per tick of the room, encoded
 and framed once for all those in step and written in slices between the players' reads
-(``_flush_tick``); players get each move at once.
+(``spectator_ticks``); players get each move at once.
 docs/SERVER.md, "Snapshots" and
 "Buffers".
 """
@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import operator
 from collections import deque
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
@@ -46,7 +45,6 @@ from protocol.messages import (
     Board,
     Countdown,
     Diff,
-    Diffs,
     Joined,
     Progress,
     RoomPhase,
@@ -64,6 +62,7 @@ from .config import ServerConfig
 from .core.standing import opening
 from .delay_buffer import DelayBuffer
 from .metrics import Metrics
+from .spectator_ticks import SpectatorTicks
 from .standings import Standings
 from .store.base import Store, StoreUnavailable
 from .store.records import RoomRecord, SeatRecord
@@ -116,21 +115,6 @@ class Host(Protocol):
         sweeps every deadline anyway; this makes the arming node fire on time)."""
 
 
-class Deferring(Protocol):
-    """A peer that can hold a frame shared by many and write it later (``Connection``
-    can; a peer without ``defer_frame`` is sent the frame at once)."""
-
-    def defer_frame(self, frame: bytes) -> bool:
-        """Hold ``frame`` for ``write_deferred`` (True), or send it at once (False)."""
-
-    def write_deferred(self) -> bool:
-        """Write the held frame; True if written as shared bytes."""
-
-
-# Spectators written per loop callback when a tick goes out (``_write_slice``): between
-# two slices the loop reads the players' frames, so a tick to 1,000 spectators never
-# holds a player's ack for more than one slice's writes (~1 ms on the bench machine).
-TICK_WRITE_SLICE = 128
 OUTBOX_BACKOFF_MIN_S = 0.05  # a refused publish is retried after this, doubling...
 OUTBOX_BACKOFF_MAX_S = 1.0  # ...up to this, until the store answers
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
@@ -203,15 +187,9 @@ class Room(Timed):
         # Members by how a move reaches them (players, spectators taking a P and a D per
         # move, spectators taking Diffs); None: to be sorted again (membership changed).
         self._groups: tuple[list[Member], list[Member], list[Member]] | None = None
-        # The spectators' tick (``_flush_tick``): the moves since the last flush and the
-        # delayed diffs that fell due meanwhile, one timer, the loop time of the last flush.
-        self._tick_moves: list[ev.Moved] = []
-        self._tick_due: list[Diff] = []
-        self._tick_timer: asyncio.Handle | None = None
-        self._tick_last = float("-inf")
-        # Spectators holding the tick's shared frame, to be written slice by slice.
-        self._writes: deque[Any] = deque()  # ``Deferring`` peers
-        self._write_handle: asyncio.Handle | None = None
+        # The spectators' tick (server/spectator_ticks.py): its moves, timer and writes.
+        self._ticks: SpectatorTicks[Member] = SpectatorTicks(self, self.config,
+                                                             server.metrics)
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
@@ -294,7 +272,7 @@ class Room(Timed):
             await asyncio.wait_for(self.flush(), 5)
         except Exception:
             log.warning("room %s: outbox not flushed before close", self.code)
-        self._flush_tick()
+        self._ticks.flush()
         self.closed = True
         self.cancel_all()
         self._drop_delay_buffer()
@@ -510,7 +488,7 @@ class Room(Timed):
         every node ranks), and what follows from them (reveals, the room's release)."""
         if isinstance(event, ev.Moved):
             # Players and spectators of older clients now; spectators taking Diffs at
-            # the tick (``_flush_tick``): their writes never delay this move's rivals.
+            # the tick (``SpectatorTicks``): their writes never delay this move's rivals.
             players, legacy, batched = self._grouped()
             for member in itertools.chain(players, legacy):
                 try:
@@ -518,12 +496,11 @@ class Room(Timed):
                 except Exception:
                     log.exception("room %s: delivering a move failed", self.code)
             if batched:
-                self._tick_moves.append(event)
-                self._schedule_tick()
+                self._ticks.add_move(event)
         elif not isinstance(event, ev.Broadcast):
             # The tick's moves go before any other event (a status, the results, a new
             # round); a broadcast (ranking, seats) carries its own state and may overtake.
-            self._flush_tick()
+            self._ticks.flush()
             if isinstance(event, ev.NewRound):
                 self._begin_round(event.round)
                 return
@@ -803,8 +780,7 @@ class Room(Timed):
         due, lost = self._delayed.pop_due(self.now_ms())
         _, legacy, batched = self._grouped()
         if due and batched:  # they go out at the tick, coalesced like live moves
-            self._tick_due.extend(due)
-            self._schedule_tick()
+            self._ticks.add_due(due)
         for diff in due:
             for target in legacy:
                 if self.members.get(target.conn) is not target:
@@ -822,7 +798,7 @@ class Room(Timed):
         if later is not None:
             self._arm_delay(later)
 
-    # ------------------------------------------------------------------ the spectators' tick
+    # ------------------------------------------------------------------ members by kind
     def _grouped(self) -> tuple[list[Member], list[Member], list[Member]]:
         """The members as (players, spectators of older clients, spectators taking
         ``Diffs``), sorted once per change of membership, not once per move."""
@@ -838,162 +814,6 @@ class Room(Timed):
                     (batched if member.batched else legacy).append(member)
             groups = self._groups = (players, legacy, batched)
         return groups
-
-    def _schedule_tick(self) -> None:
-        """Have the tick flushed: at the end of this loop iteration if the last tick
-        finished going out ``spectator_tick_ms`` ago (a move after a quiet spell waits
-        for nothing), else when it will have; at once at ``spectator_tick_max`` moves.
-        The interval counts from the last tick's last write, not its start, so however
-        long a tick takes to write, the players get the loop for at least as long
-        between two ticks (a busy room's spectators get fewer, fuller frames)."""
-        if len(self._tick_moves) + len(self._tick_due) >= self.config.spectator_tick_max:
-            self._flush_tick()
-            return
-        if self._tick_timer is not None or self.closed or self._writes:
-            return  # the last slice of the tick going out schedules the next (_write_slice)
-        loop = asyncio.get_running_loop()
-        wait = self._tick_last + self.config.spectator_tick_ms / 1000 - loop.time()
-        self._tick_timer = (loop.call_soon(self._flush_tick) if wait <= 0
-                            else loop.call_later(wait, self._flush_tick))
-
-    def _flush_tick(self) -> None:
-        """Send the spectators taking ``Diffs`` the tick: its diffs in order (the moves',
-        or in a delayed room the diffs that fell due) and the latest ``Progress`` per
-        seat. The frame is encoded once and written to every spectator in step with the
-        room (live, boards shown, no held diff or gap fill, its last diff of each seat
-        just before the tick's first); a spectator whose boards are withheld gets the
-        progress alone (one shared frame too); any other one goes through the per-member
-        filter (``deliver_diff``) and gets a frame of its own; one still joining has the
-        moves buffered with its other events. A shared frame is held by each connection
-        (``defer_frame``) and written ``TICK_WRITE_SLICE`` connections per loop callback
-        (``_write_slice``), the first slice now; a tick still going out when the next
-        is flushed is finished first."""
-        if self._writes:  # the last tick is still going out: finish it first
-            self._write_slice(len(self._writes))
-        if self._tick_timer is not None:
-            self._tick_timer.cancel()
-            self._tick_timer = None
-        moves, due = self._tick_moves, self._tick_due
-        if not moves and not due:
-            return
-        self._tick_moves, self._tick_due = [], []
-        self._tick_last = asyncio.get_running_loop().time()
-        spectators = self._grouped()[2]
-        if self.closed or not spectators:
-            return
-        diffs = due if self.delay_ms else [self._diff_of(moved) for moved in moves]
-        latest: dict[int, ev.Moved] = {}
-        for moved in moves:
-            best = latest.get(moved.seat)
-            if best is None or moved.seq > best.seq:
-                latest[moved.seat] = moved
-        progress = [Progress(seat=e.seat, progress=e.progress, moves=e.seq, status=e.status,
-                             clock_ms=e.clock_ms) for e in latest.values()]
-        first: dict[int, int] = {}
-        last: dict[int, int] = {}
-        in_run = True  # each seat's diffs in the tick follow one another
-        for diff in diffs:
-            before = last.get(diff.seat)
-            if before is None:
-                first[diff.seat] = diff.seq
-            elif diff.seq != before + 1:
-                in_run = False
-            last[diff.seat] = diff.seq
-        # in step: each seat's last diff right before the tick's first (a dict-items
-        # subset test runs in C; so do the map()s below: this loop is per spectator,
-        # per tick)
-        expect = {seat: seq - 1 for seat, seq in first.items() if seq > 1}.items()
-        firsts = [seat for seat, seq in first.items() if seq == 1]  # none seen: 0 or absent
-        zeros = [0] * len(firsts)
-        moves_now = {p.seat: p.moves for p in progress}
-        seats_now, counts_now = list(moves_now), list(moves_now.values())
-        unseen = [-1] * len(seats_now)
-        shown: bytes | None = None
-        withheld: bytes | None = None
-        writes = self._writes
-        members = self.members
-        for member in spectators:
-            conn = member.conn
-            if members.get(conn) is not member:
-                continue
-            try:
-                if member.pending is not None:
-                    for moved in moves:
-                        self._hold_pending(member, moved)
-                    if self.delay_ms:
-                        for diff in due:
-                            self._hold_pending(member, diff)
-                    continue
-                seen_p = member.progress_seen
-                seen_d = member.diff_seen
-                # ahead: it already has a seat's progress as of this tick (from the log)
-                if any(map(operator.ge, map(seen_p.get, seats_now, unseen), counts_now)):
-                    self._tick_for(member, diffs, progress)
-                    continue
-                if member.boards_hidden:
-                    seen_p.update(moves_now)
-                    if not progress:
-                        continue
-                    if withheld is None:
-                        withheld = encode(Diffs(progress=progress))
-                    frame = withheld
-                elif (in_run and expect <= seen_d.items() and not member.filling
-                      and not any(member.held.values())
-                      and not any(map(seen_d.get, firsts, zeros))):
-                    seen_d.update(last)
-                    seen_p.update(moves_now)
-                    if shown is None:
-                        shown = encode(Diffs(diffs=diffs, progress=progress))
-                    frame = shown
-                else:
-                    self._tick_for(member, diffs, progress)
-                    continue
-                # held by the connection, written slice by slice (``_write_slice``)
-                defer = getattr(conn, "defer_frame", None)
-                if defer is None:
-                    conn.send_frame(frame)
-                elif defer(frame):
-                    writes.append(conn)
-            except Exception:
-                log.exception("room %s: the spectators' tick failed for one", self.code)
-        self._write_slice()
-
-    def _tick_for(self, member: Member, diffs: list[Diff], progress: list[Progress]) -> None:
-        """The tick for one spectator not in step: each diff through the per-member
-        filter, each progress newer than what it has, in one ``Diffs`` of its own."""
-        out: list[Diff] = []
-        for diff in diffs:
-            self.deliver_diff(member, diff, out)
-        kept = [p for p in progress if p.moves > member.progress_seen.get(p.seat, -1)]
-        for p in kept:
-            member.progress_seen[p.seat] = p.moves
-        if out or kept:
-            member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
-
-    def _write_slice(self, count: int = TICK_WRITE_SLICE) -> None:
-        """Write the frames the next ``count`` spectators hold for the tick (framed once
-        for all: ``Connection.write_deferred``) and schedule the rest for the next loop
-        iteration, so the players' frames are read and acked between two slices. Once
-        the tick is out, the next one is due ``spectator_tick_ms`` later."""
-        if self._write_handle is not None:
-            self._write_handle.cancel()
-            self._write_handle = None
-        writes = self._writes
-        written = 0
-        for _ in range(min(count, len(writes))):
-            try:
-                written += writes.popleft().write_deferred()
-            except Exception:
-                log.exception("room %s: a spectator's write failed", self.code)
-        if written:
-            self.server.metrics.frames_out.inc(written)
-        loop = asyncio.get_running_loop()
-        if writes:
-            self._write_handle = loop.call_soon(self._write_slice)
-            return
-        self._tick_last = loop.time()  # the tick is out: the next one counts from here
-        if self._tick_moves or self._tick_due:
-            self._schedule_tick()
 
     def _drop_delay_buffer(self) -> None:
         """Forget the spectator delay buffer (no spectator left, a new round, closing)."""

@@ -198,8 +198,9 @@ async def test_no_delay_buffer_without_a_spectator() -> None:
 
 
 def _count_encodes(monkeypatch: Any) -> list[Any]:
-    """The messages the room module encodes from now on."""
+    """The messages the room module and its spectators' tick encode from now on."""
     from server import room as room_module
+    from server import spectator_ticks
 
     encoded: list[Any] = []
     real = room_module.encode
@@ -209,6 +210,7 @@ def _count_encodes(monkeypatch: Any) -> list[Any]:
         return real(message)
 
     monkeypatch.setattr(room_module, "encode", counting)
+    monkeypatch.setattr(spectator_ticks, "encode", counting)
     return encoded
 
 
@@ -252,7 +254,7 @@ async def test_a_tick_is_one_frame_encoded_once_for_every_spectator_in_step(
     for event in events:
         await room._on_event(ev.encode_event(event))
     assert all(peer.sent == [] for peer in peers)  # nothing before the tick
-    room._flush_tick()
+    room._ticks.flush()
     for peer in peers:
         assert [type(x) for x in peer.sent] == [Diffs]
         assert peer.diffs() == _expected(events, 1, 3)
@@ -269,7 +271,7 @@ async def test_a_spectator_out_of_step_gets_its_own_filtered_frame() -> None:
     room.attach(Member(ahead, 0, pending=None, diff_seen={1: 2}, progress_seen={1: 2}))
     for event in events:
         await room._on_event(ev.encode_event(event))
-    room._flush_tick()
+    room._ticks.flush()
     assert in_step.diffs() == _expected(events, 1, 3)
     assert ahead.diffs() == _expected(events, 3, 3)  # no duplicate of what it had
 
@@ -282,7 +284,7 @@ async def test_a_withheld_spectator_gets_progress_and_no_diff() -> None:
     room.attach(Member(hidden, 0, pending=None, boards_hidden=True))
     for event in events:
         await room._on_event(ev.encode_event(event))
-    room._flush_tick()
+    room._ticks.flush()
     assert hidden.diffs() == []
     assert [(p.seat, p.moves) for f in hidden.sent for p in f.progress] == [(1, 3)]
 
@@ -295,7 +297,7 @@ async def test_a_joining_spectator_has_the_tick_buffered_then_gets_it_in_order()
     room.attach(member)
     for event in events:
         await room._on_event(ev.encode_event(event))
-    room._flush_tick()
+    room._ticks.flush()
     assert joining.sent == []
     member.diff_seen[1] = 1  # its snapshot covered move 1
     room.ready(member)
@@ -309,11 +311,11 @@ async def test_delayed_diffs_falling_due_together_go_out_in_one_frame() -> None:
     room.attach(Member(peer, 0, pending=None))
     for event in events:
         await room._on_event(ev.encode_event(event))
-    room._flush_tick()
+    room._ticks.flush()
     assert peer.diffs() == []  # live progress, no diff before its time
     assert [(p.seat, p.moves) for f in peer.sent for p in f.progress] == [(1, 4)]
     now[0] = START_MS + 6_000
     room._fire_delay()
-    room._flush_tick()
+    room._ticks.flush()
     assert [len(f.diffs) for f in peer.sent] == [0, 4]
     assert peer.diffs() == _expected(events, 1, 4)

@@ -1,5 +1,5 @@
 """The spectators' tick framed once and written to every transport as the same bytes
-(``Connection.defer_frame``/``write_deferred``, ``Room._share``): the bytes are the
+(``Connection.defer_frame``/``write_deferred``, ``SpectatorTicks``): the bytes are the
 frame a websockets client parses (checked by websockets' own client protocol, not by
 our framing code), a connection's frames stay in order, the bounds still close a slow
 consumer, a backed-up or compressed connection takes the usual path, and a room writes
@@ -22,7 +22,8 @@ from server import events as ev
 from server.config import ServerConfig
 from server.connection import Connection, wire_frame
 from server.metrics import Metrics
-from server.room import TICK_WRITE_SLICE, Member
+from server.room import Member
+from server.spectator_ticks import TICK_WRITE_SLICE
 
 from .test_buffers import START_MS, BatchedPeer, _room
 
@@ -226,14 +227,14 @@ class DeferringPeer(BatchedPeer):
 
 def _run_slices(room: Any, max_slices: int = 50) -> list[int]:
     """Run the tick's remaining slices one at a time, as the loop would, each time
-    checking that the rest was left to a callback of its own (``_write_handle``) rather
+    checking that the rest was left to a callback of its own (``write_handle``) rather
     than written at once; the number of spectators done after each."""
     done = []
     for _ in range(max_slices):
-        if not room._writes:
+        if not room._ticks.writes:
             return done
-        assert room._write_handle is not None  # the rest waits for the next loop callback
-        room._write_slice()  # that callback, run here rather than by the loop
+        assert room._ticks.write_handle is not None  # the rest waits for the next loop callback
+        room._ticks.write_slice()  # that callback, run here rather than by the loop
         done.append(sum(1 for member in room.members.values() if member.conn.sent))
     raise AssertionError("the tick never finished going out")
 
@@ -246,7 +247,7 @@ async def test_a_room_writes_a_tick_one_slice_per_loop_callback() -> None:
         room.attach(Member(peer, 0, pending=None))
     for event in events:
         await room._on_event(ev.encode_event(event))
-    room._flush_tick()
+    room._ticks.flush()
     written = [sum(1 for p in peers if p.sent)]
     written += _run_slices(room)  # other callbacks (the players') run between slices
     assert written == [TICK_WRITE_SLICE, 2 * TICK_WRITE_SLICE, len(peers)]
@@ -264,11 +265,11 @@ async def test_the_next_tick_finishes_the_last_one_first() -> None:
         room.attach(Member(peer, 0, pending=None))
     for event in events[:2]:
         await room._on_event(ev.encode_event(event))
-    room._flush_tick()
-    assert room._writes  # some still hold the first tick
+    room._ticks.flush()
+    assert room._ticks.writes  # some still hold the first tick
     for event in events[2:]:
         await room._on_event(ev.encode_event(event))
-    room._flush_tick()
+    room._ticks.flush()
     _run_slices(room)
     for peer in peers:
         assert [[d.seq for d in f.diffs] for f in peer.sent] == [[1, 2], [3, 4]]
@@ -281,16 +282,16 @@ async def test_the_next_tick_waits_for_the_last_one_to_be_out() -> None:
     for peer in peers:
         room.attach(Member(peer, 0, pending=None))
     await room._on_event(ev.encode_event(events[0]))
-    room._flush_tick()
-    assert room._writes  # the first tick is still going out
+    room._ticks.flush()
+    assert room._ticks.writes  # the first tick is still going out
     await room._on_event(ev.encode_event(events[1]))
-    assert room._tick_timer is None  # no tick is scheduled while one is being written
+    assert room._ticks.timer is None  # no tick is scheduled while one is being written
     _run_slices(room)
-    timer = room._tick_timer
+    timer = room._ticks.timer
     assert timer is not None  # the last slice scheduled it: move 2 is waiting
     # due a whole interval after the last write (the loop's clock, not the wall's)
-    assert abs(timer.when() - (room._tick_last + 0.050)) < 1e-3  # type: ignore[attr-defined]
+    assert abs(timer.when() - (room._ticks.last + 0.050)) < 1e-3  # type: ignore[attr-defined]
     assert all([[d.seq for d in f.diffs] for f in p.sent] == [[1]] for p in peers)
-    room._flush_tick()
+    room._ticks.flush()
     _run_slices(room)
     assert all([[d.seq for d in f.diffs] for f in p.sent] == [[1], [2]] for p in peers)

@@ -1,0 +1,339 @@
+"""The spectators' tick of one room: the moves since the last tick as one ``Diffs`` frame.
+
+A spectator whose hello set ``ds`` gets the room's moves as one ``Diffs`` frame per tick
+(every move of the tick, in order, and the latest ``Progress`` per seat) instead of a
+``Progress`` and a ``Diff`` per move. The frame is encoded once and framed once for every
+spectator *in step* with the room, and written ``TICK_WRITE_SLICE`` connections per loop
+callback, so the players' frames are read and acked between two slices. The next tick
+counts its ``spectator_tick_ms`` from the last write of the one before. docs/SERVER.md,
+"The spectators' tick".
+
+``SpectatorTicks`` owns the tick's state (its moves, its due diffs, its timer, the
+connections still holding its frame); what it needs of its room is ``TickRoom``, a
+protocol, so this module does not import ``server.room`` (which imports this one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import operator
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Generic, Protocol, TypeVar
+
+from protocol import encode
+from protocol.messages import Diff, Diffs, Progress
+
+from . import events as ev
+from .config import ServerConfig
+from .metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+# Spectators judged and written per loop callback when a tick goes out (``write_slice``):
+# between two slices the loop reads the players' frames, so a tick never holds a
+# player's ack for more than one slice (~0.25 ms of writes on the bench machine). A move
+# takes a few loop iterations to be acked (read, store, ack) and may meet a slice at
+# each: 32 rather than 128 brought an honest player's p99 under 1,500 spectators from
+# 13-21 ms to 8-9 ms in two runs (docs/SECURITY.md); more callbacks per tick cost a loop
+# iteration each (~47 for 1,500 spectators).
+TICK_WRITE_SLICE = 32
+
+
+class Deferring(Protocol):
+    """A peer that can hold a frame shared by many and write it later (``Connection``
+    can; a peer without ``defer_frame`` is sent the frame at once)."""
+
+    def defer_frame(self, frame: bytes) -> bool:
+        """Hold ``frame`` for ``write_deferred`` (True), or send it at once (False)."""
+
+    def write_deferred(self) -> bool:
+        """Write the held frame; True if written as shared bytes."""
+
+
+class TickMember(Protocol):
+    """What the tick reads and advances of a spectator (``room.Member`` is one)."""
+
+    conn: Any  # a ``room.Peer``, ``Deferring`` too if it has ``defer_frame``
+    pending: list[Any] | None  # events buffered while it joins; None: live
+    boards_hidden: bool
+    diff_seen: dict[int, int]
+    progress_seen: dict[int, int]
+    held: dict[int, dict[int, Diff]]
+    filling: set[int]
+
+
+M = TypeVar("M", bound=TickMember)
+
+
+class TickRoom(Protocol[M]):
+    """What the tick needs of its room (``room.Room`` is one)."""
+
+    code: str
+    closed: bool
+
+    @property
+    def delay_ms(self) -> int:
+        """How far behind the live race spectators are kept (0: live)."""
+
+    @property
+    def members(self) -> Mapping[Any, M]:
+        """The room's members on this node, by connection."""
+
+    def _grouped(self) -> tuple[list[M], list[M], list[M]]:
+        """(players, spectators of older clients, spectators taking ``Diffs``)."""
+
+    def _hold_pending(self, member: M, item: ev.Event | Diff) -> None:
+        """Buffer ``item`` for a member still joining."""
+
+    def _diff_of(self, moved: ev.Moved) -> Diff:
+        """The spectators' ``Diff`` of a move, built once for all of them."""
+
+    def deliver_diff(self, member: M, diff: Diff, out: list[Diff] | None = None) -> None:
+        """``diff`` through the member's filter (duplicates dropped, gaps filled)."""
+
+
+class _Tick:
+    """One tick built once for all its spectators: its diffs and progress, and what a
+    spectator in step with the room has seen just before it (``SpectatorTicks``)."""
+
+    __slots__ = ("counts_now", "delayed", "diffs", "due", "expect", "firsts", "in_run",
+                 "last", "moves", "moves_now", "progress", "seats_now", "shown", "single",
+                 "unseen", "withheld", "zeros")
+
+    def __init__(self, moves: list[ev.Moved], due: list[Diff], delayed: int,
+                 diffs: list[Diff]) -> None:
+        self.moves, self.due, self.delayed, self.diffs = moves, due, delayed, diffs
+        latest: dict[int, ev.Moved] = {}
+        for moved in moves:
+            best = latest.get(moved.seat)
+            if best is None or moved.seq > best.seq:
+                latest[moved.seat] = moved
+        self.progress = [Progress(seat=e.seat, progress=e.progress, moves=e.seq,
+                                  status=e.status, clock_ms=e.clock_ms)
+                         for e in latest.values()]
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        in_run = True  # each seat's diffs in the tick follow one another
+        for diff in diffs:
+            before = last.get(diff.seat)
+            if before is None:
+                first[diff.seat] = diff.seq
+            elif diff.seq != before + 1:
+                in_run = False
+            last[diff.seat] = diff.seq
+        self.last, self.in_run = last, in_run
+        # in step: each seat's last diff right before the tick's first
+        self.expect = {seat: seq - 1 for seat, seq in first.items() if seq > 1}.items()
+        self.firsts = [seat for seat, seq in first.items() if seq == 1]  # none seen yet
+        self.zeros = [0] * len(self.firsts)
+        self.moves_now = {p.seat: p.moves for p in self.progress}
+        self.seats_now = list(self.moves_now)
+        self.counts_now = list(self.moves_now.values())
+        self.unseen = [-1] * len(self.seats_now)
+        # One seat's run of diffs with that seat's progress (a live room's tick of one
+        # mover; every tick of a paced room): (seat, the diff a spectator in step has
+        # seen just before the run, the run's last, the progress's moves). None: the
+        # general test for each spectator.
+        self.single: tuple[int, int, int, int] | None = None
+        if in_run and len(first) == 1 and list(self.moves_now) == list(first):
+            (seat, start), = first.items()
+            self.single = (seat, start - 1, last[seat], self.moves_now[seat])
+        self.shown: bytes | None = None  # the frame for those in step, once encoded
+        self.withheld: bytes | None = None  # the progress-only frame, once encoded
+
+
+class SpectatorTicks(Generic[M]):
+    """The spectators' tick of one room (see the module docstring)."""
+
+    def __init__(self, room: TickRoom[M], config: ServerConfig, metrics: Metrics) -> None:
+        self.room = room
+        self.config = config
+        self.metrics = metrics
+        # The moves since the last flush and the delayed diffs that fell due meanwhile,
+        # one timer, the loop time of the last flush.
+        self.moves: list[ev.Moved] = []
+        self.due: list[Diff] = []
+        self.timer: asyncio.Handle | None = None
+        self.last = float("-inf")
+        # The tick going out and the spectators still to be served it, slice by slice.
+        self.current: _Tick | None = None
+        self.writes: deque[M] = deque()
+        self.write_handle: asyncio.Handle | None = None
+
+    def add_move(self, moved: ev.Moved) -> None:
+        """Put a move in the tick and have the tick flushed (``schedule``)."""
+        self.moves.append(moved)
+        self.schedule()
+
+    def add_due(self, due: list[Diff]) -> None:
+        """Put a delayed room's diffs that fell due in the tick, in order, and have the
+        tick flushed (``schedule``)."""
+        self.due.extend(due)
+        self.schedule()
+
+    def schedule(self) -> None:
+        """Have the tick flushed: at the end of this loop iteration if the last tick
+        finished going out ``spectator_tick_ms`` ago (a move after a quiet spell waits
+        for nothing), else when it will have; at once at ``spectator_tick_max`` moves.
+        The interval counts from the last tick's last write, not its start, so however
+        long a tick takes to write, the players get the loop for at least as long
+        between two ticks (a busy room's spectators get fewer, fuller frames)."""
+        if len(self.moves) + len(self.due) >= self.config.spectator_tick_max:
+            self.flush()
+            return
+        if self.timer is not None or self.room.closed or self.writes:
+            return  # the last slice of the tick going out schedules the next (write_slice)
+        loop = asyncio.get_running_loop()
+        wait = self.last + self.config.spectator_tick_ms / 1000 - loop.time()
+        self.timer = (loop.call_soon(self.flush) if wait <= 0
+                      else loop.call_later(wait, self.flush))
+
+    def flush(self) -> None:
+        """Send the spectators taking ``Diffs`` the tick: its diffs in order (the moves',
+        or in a delayed room the diffs that fell due) and the latest ``Progress`` per
+        seat. Here the tick is built once for all (``_Tick``) and the spectators queued;
+        each is then served ``TICK_WRITE_SLICE`` per loop callback (``write_slice``, the
+        first slice now), so the players' frames are read and acked between two slices
+        and no callback runs the whole room's member loop. A tick still going out when
+        the next is flushed is finished first; a room's other events flush the tick
+        first (``Room._on_event``), so they follow its moves."""
+        if self.writes:  # the last tick is still going out: finish it first
+            self.write_slice(len(self.writes))
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        moves, due = self.moves, self.due
+        if not moves and not due:
+            return
+        self.moves, self.due = [], []
+        self.last = asyncio.get_running_loop().time()
+        room = self.room
+        spectators = room._grouped()[2]  # a new list at each change: never mutated
+        if room.closed or not spectators:
+            return
+        self.current = _Tick(moves, due, room.delay_ms,
+                             due if room.delay_ms else [room._diff_of(m) for m in moves])
+        self.writes.extend(spectators)
+        self.write_slice()
+
+    def tick_for(self, member: M, diffs: list[Diff], progress: list[Progress]) -> None:
+        """The tick for one spectator not in step: each diff through the per-member
+        filter, each progress newer than what it has, in one ``Diffs`` of its own."""
+        out: list[Diff] = []
+        for diff in diffs:
+            self.room.deliver_diff(member, diff, out)
+        kept = [p for p in progress if p.moves > member.progress_seen.get(p.seat, -1)]
+        for p in kept:
+            member.progress_seen[p.seat] = p.moves
+        if out or kept:
+            member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
+
+    def write_slice(self, count: int = TICK_WRITE_SLICE) -> None:
+        """Serve the tick to the next ``count`` spectators queued for it and schedule
+        the rest for the next loop iteration. A spectator in step with the room (live,
+        boards shown, no held diff or gap fill, its last diff of each seat just before
+        the tick's first) gets the shared frame, encoded once and framed once for all
+        (``Connection.defer_frame``/``write_deferred``: the same bytes to each transport),
+        and its sequence filters advance in one step; one whose boards are withheld gets
+        the progress alone (one shared frame too); any other one goes through the
+        per-member filter (``tick_for``) into a frame of its own; one still joining has
+        the moves buffered with its other events. Each is judged when its slice runs,
+        on its state then. Once the tick is out, the next is due ``spectator_tick_ms``
+        later."""
+        if self.write_handle is not None:
+            self.write_handle.cancel()
+            self.write_handle = None
+        writes = self.writes
+        tick = self.current
+        if tick is None:  # nothing queued (the room went while a tick was going out)
+            writes.clear()
+        else:
+            self._serve(tick, [writes.popleft() for _ in range(min(count, len(writes)))])
+        loop = asyncio.get_running_loop()
+        if writes:
+            self.write_handle = loop.call_soon(self.write_slice)
+            return
+        self.current = None
+        self.last = loop.time()  # the tick is out: the next one counts from here
+        if self.moves or self.due:
+            self.schedule()
+
+    def _serve(self, tick: _Tick, batch: list[M]) -> None:
+        """The tick to each spectator of ``batch`` (see ``write_slice``). This loop is
+        per spectator, per tick: a tick of one seat's run of moves (a paced room's
+        every tick) first tries the in-step test of that seat alone, a few dict reads;
+        the general tests run in C where they can (a dict-items subset test, ``map``)."""
+        room = self.room
+        members = room.members
+        expect, firsts, zeros = tick.expect, tick.firsts, tick.zeros
+        seats_now, counts_now, unseen = tick.seats_now, tick.counts_now, tick.unseen
+        moves_now, last, in_run = tick.moves_now, tick.last, tick.in_run
+        single = tick.single
+        seat, before, after, count = single if single is not None else (0, 0, 0, 0)
+        written = 0
+        ready: list[Any] = []  # holding the shared frame: written after the slice's tests
+        for member in batch:
+            conn = member.conn
+            if members.get(conn) is not member:
+                continue  # it left meanwhile
+            try:
+                seen_d = member.diff_seen
+                seen_p = member.progress_seen
+                if (single is not None and member.pending is None
+                        and not member.boards_hidden and not member.filling
+                        and seen_d.get(seat, 0) == before
+                        and seen_p.get(seat, -1) < count
+                        and not any(member.held.values())):
+                    # in step, the general tests below would say so too
+                    seen_d[seat] = after
+                    seen_p[seat] = count
+                    frame = tick.shown
+                    if frame is None:
+                        frame = tick.shown = encode(Diffs(diffs=tick.diffs,
+                                                          progress=tick.progress))
+                elif member.pending is not None:
+                    for moved in tick.moves:
+                        room._hold_pending(member, moved)
+                    if tick.delayed:
+                        for diff in tick.due:
+                            room._hold_pending(member, diff)
+                    continue
+                # ahead: it already has a seat's progress as of this tick (from the log)
+                elif any(map(operator.ge, map(seen_p.get, seats_now, unseen), counts_now)):
+                    self.tick_for(member, tick.diffs, tick.progress)
+                    continue
+                elif member.boards_hidden:
+                    seen_p.update(moves_now)
+                    if not tick.progress:
+                        continue
+                    frame = tick.withheld
+                    if frame is None:
+                        frame = tick.withheld = encode(Diffs(progress=tick.progress))
+                elif (in_run and expect <= seen_d.items() and not member.filling
+                      and not any(member.held.values())
+                      and not any(map(seen_d.get, firsts, zeros))):
+                    seen_d.update(last)
+                    seen_p.update(moves_now)
+                    frame = tick.shown
+                    if frame is None:
+                        frame = tick.shown = encode(Diffs(diffs=tick.diffs,
+                                                          progress=tick.progress))
+                else:
+                    self.tick_for(member, tick.diffs, tick.progress)
+                    continue
+                defer = getattr(conn, "defer_frame", None)
+                if defer is None:
+                    conn.send_frame(frame)
+                elif defer(frame):  # the shared bytes, framed once for the tick
+                    ready.append(conn)
+            except Exception:
+                log.exception("room %s: the spectators' tick failed for one", room.code)
+        for conn in ready:
+            try:
+                written += conn.write_deferred()
+            except Exception:
+                log.exception("room %s: a spectator's write failed", room.code)
+        if written:
+            self.metrics.frames_out.inc(written)
