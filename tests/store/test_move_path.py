@@ -62,7 +62,6 @@ async def test_the_memory_store_delivers_a_moves_event_after_the_call_returns() 
     assert seen == [b"moved", b"next"]
 
 
-
 async def test_the_memory_store_waits_for_an_async_handler_before_the_next_event() -> None:
     """Moves' events are delivered from a loop callback with synchronous handlers called
     in place; a handler that returns an awaitable makes the rest wait for it: the
@@ -91,7 +90,10 @@ async def test_the_memory_store_waits_for_an_async_handler_before_the_next_event
                                 event=str(seq).encode(), moves=seq)
     published = asyncio.ensure_future(store.publish(code, b"3"))
     await asyncio.wait_for(entered.wait(), EVENT_TIMEOUT_S)
-    for _ in range(5):  # loop turns (no time involved): nothing else may run meanwhile
+    # What is under test is loop turns, not time: the deliveries of event 2 and of the
+    # publish are already scheduled, so a store that did not wait for the handler would
+    # run them in the next turns. Five turns give them every chance; none may happen.
+    for _ in range(5):
         await asyncio.sleep(0)
     assert seen == ["first 1", "async 1 in"] and not published.done()
     release.set()

@@ -140,16 +140,19 @@ async def test_read_logs_lets_the_loop_run_between_slices(store: Store) -> None:
     spans several slices (each turn of the loop is between two slices)."""
     await _race(store)
     turns = 0
-    done = asyncio.Event()
+    started, done = asyncio.Event(), asyncio.Event()
 
     async def other() -> None:
+        # The probe: one count per loop turn it gets. Yielding the loop (sleep(0)) is
+        # what it measures, not a wait for anything.
         nonlocal turns
+        started.set()
         while not done.is_set():
             turns += 1
             await asyncio.sleep(0)
 
     beside = asyncio.create_task(other())
-    await asyncio.sleep(0)
+    await started.wait()
     before = turns
     await store.read_logs(CODE, [1, 2, 3], 100)  # 3,000 + 3,000 + 1,000: 70 slices
     during = turns - before
