@@ -106,56 +106,6 @@ _LOG_DECODER = msgspec.msgpack.Decoder(LogEntry)
 _LOGS_DECODER = msgspec.msgpack.Decoder(list[tuple[str, int]])
 _CHECKPOINT_DECODER = msgspec.msgpack.Decoder(Checkpoint)
 
-# KEYS: room, seats, cp, cpt. ARGV: seq, clock, checkpoint, seat's "N:epoch" field.
-# While the seat exists: replaces the checkpoint at seq and gives both keys the room's
-# TTL (as APPEND_MOVE does for the log), so they go with the room.
-_PUT_CHECKPOINT = """
-if redis.call('HEXISTS', KEYS[2], ARGV[4]) == 0 then return 0 end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[1], ARGV[1])
-redis.call('ZADD', KEYS[3], ARGV[1], ARGV[3])
-redis.call('ZADD', KEYS[4], ARGV[2], string.format('%012d', tonumber(ARGV[1])))
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[3], ttl)
-  redis.call('PEXPIRE', KEYS[4], ttl)
-end
-return 1
-"""
-# KEYS: cp, cpt. ARGV: max seq, max clock ('+inf': no bound). The latest checkpoint
-# within both (clocks grow with seq within a seat), or nil.
-_GET_CHECKPOINT = """
-local s = ARGV[1]
-if ARGV[2] ~= '+inf' then
-  local r = redis.call('ZREVRANGEBYSCORE', KEYS[2], ARGV[2], '-inf', 'LIMIT', 0, 1)
-  if #r == 0 then return false end
-  if s == '+inf' or tonumber(r[1]) < tonumber(s) then s = tostring(tonumber(r[1])) end
-end
-local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'LIMIT', 0, 1)
-return r[1] or false
-"""
-# KEYS: cp, cpt, log. ARGV: max seq, max clock (as _GET_CHECKPOINT), limit. The latest
-# checkpoint within both bounds ('' if none) and up to ``limit`` log entries after it
-# (from the log's start without one): a rebuild's two reads in one round trip.
-_CHECKPOINT_AND_TAIL = """
-local s = ARGV[1]
-local found = true
-if ARGV[2] ~= '+inf' then
-  local r = redis.call('ZREVRANGEBYSCORE', KEYS[2], ARGV[2], '-inf', 'LIMIT', 0, 1)
-  if #r == 0 then
-    found = false
-  elseif s == '+inf' or tonumber(r[1]) < tonumber(s) then
-    s = tostring(tonumber(r[1]))
-  end
-end
-local cp, seq = '', 0
-if found then
-  local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  if #r > 0 then cp, seq = r[1], tonumber(r[2]) end
-end
-local limit = tonumber(ARGV[3])
-if limit <= 0 then return {cp, {}} end  -- (LRANGE seq seq-1 would be the whole log at 0)
-return {cp, redis.call('LRANGE', KEYS[3], seq, seq + limit - 1)}
-"""
 _LOBBY = _encode("lobby")
 _ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__)
 _SEAT_FIELDS = tuple(f for f in SeatRecord.__struct_fields__ if f not in ("seat", "epoch"))
@@ -257,12 +207,10 @@ class RedisStore:
             for name in (
                 "CREATE_ROOM", "SET_PHASE", "ADD_SEAT", "REMOVE_SEAT", "TAKE_SEAT", "UPDATE_SEAT",
                 "APPEND_MOVE", "PUT_RESULTS", "EXPIRE_ROOM", "PUBLISH", "HISTORY", "NEW_ROUND",
-                "CLAIM_DEADLINES", "DONE_DEADLINE",
+                "CLAIM_DEADLINES", "DONE_DEADLINE", "PUT_CHECKPOINT", "GET_CHECKPOINT",
+                "CHECKPOINT_AND_TAIL",
             )
         }
-        self._checkpoint_scripts = (client.register_script(_PUT_CHECKPOINT),
-                                    client.register_script(_GET_CHECKPOINT),
-                                    client.register_script(_CHECKPOINT_AND_TAIL))
         # options of the per-master subscriber connections on Cluster
         node_options = {
             "socket_timeout": SOCKET_TIMEOUT_S, "socket_connect_timeout": SOCKET_TIMEOUT_S,
@@ -612,7 +560,7 @@ class RedisStore:
         keys = _Keys(code)
         args: list[Any] = [int(checkpoint.seq), int(checkpoint.clock_ms), _encode(checkpoint),
                 f"{int(seat)}:epoch"]
-        await self._run("put checkpoint", lambda: self._checkpoint_scripts[0](
+        await self._run("put checkpoint", lambda: self._scripts["PUT_CHECKPOINT"](
             keys=[keys.room, keys.seats, *keys.checkpoints(seat)], args=args))
 
     async def get_checkpoint(self, code: str, seat: int, max_seq: int | None = None,
@@ -621,7 +569,7 @@ class RedisStore:
         keys = _Keys(code).checkpoints(seat)
         args = ["+inf" if max_seq is None else int(max_seq),
                 "+inf" if max_clock_ms is None else int(max_clock_ms)]
-        raw = await self._run("get checkpoint", lambda: self._checkpoint_scripts[1](
+        raw = await self._run("get checkpoint", lambda: self._scripts["GET_CHECKPOINT"](
             keys=keys, args=args))
         return _CHECKPOINT_DECODER.decode(raw) if raw else None
 
@@ -634,7 +582,7 @@ class RedisStore:
         keys = _Keys(code)
         args = ["+inf" if max_seq is None else int(max_seq),
                 "+inf" if max_clock_ms is None else int(max_clock_ms), max(int(limit), 0)]
-        raw, tail = await self._run("read checkpoint", lambda: self._checkpoint_scripts[2](
+        raw, tail = await self._run("read checkpoint", lambda: self._scripts["CHECKPOINT_AND_TAIL"](
             keys=[*keys.checkpoints(seat), keys.log(seat)], args=args))
         saved = _CHECKPOINT_DECODER.decode(raw) if raw else None
         return saved, [_LOG_DECODER.decode(item) for item in tail]

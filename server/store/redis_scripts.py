@@ -255,3 +255,56 @@ HISTORY = """
 local state = redis.call('HMGET', KEYS[1], 'e', 'n')
 return {state[1] or '', tonumber(state[2] or '0'), redis.call('LRANGE', KEYS[2], 0, -1)}
 """
+
+# KEYS: room, seats, cp, cpt. ARGV: seq, clock, checkpoint, seat's "N:epoch" field.
+# While the seat exists: replaces the checkpoint at seq and gives both keys the room's
+# TTL (as APPEND_MOVE does for the log), so they go with the room.
+PUT_CHECKPOINT = """
+if redis.call('HEXISTS', KEYS[2], ARGV[4]) == 0 then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[1], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[4], ARGV[2], string.format('%012d', tonumber(ARGV[1])))
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[3], ttl)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+end
+return 1
+"""
+
+# The bound shared by the two checkpoint reads. KEYS[2]: cpt (clock -> seq). ARGV[1]: max
+# seq, ARGV[2]: max clock ('+inf': no bound). Sets ``s``, the highest seq within both
+# (clocks grow with seq within a seat), and ``found``, false when no checkpoint is old
+# enough for the clock bound.
+_CHECKPOINT_BOUND = """
+local s, found = ARGV[1], true
+if ARGV[2] ~= '+inf' then
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[2], ARGV[2], '-inf', 'LIMIT', 0, 1)
+  if #r == 0 then
+    found = false
+  elseif s == '+inf' or tonumber(r[1]) < tonumber(s) then
+    s = tostring(tonumber(r[1]))
+  end
+end
+"""
+
+# KEYS: cp, cpt. ARGV: max seq, max clock. The latest checkpoint within both, or nil.
+GET_CHECKPOINT = _CHECKPOINT_BOUND + """
+if not found then return false end
+local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'LIMIT', 0, 1)
+return r[1] or false
+"""
+
+# KEYS: cp, cpt, log. ARGV: max seq, max clock, limit. The latest checkpoint within both
+# bounds ('' if none) and up to ``limit`` log entries after it (from the log's start
+# without one): a rebuild's two reads in one round trip.
+CHECKPOINT_AND_TAIL = _CHECKPOINT_BOUND + """
+local cp, seq = '', 0
+if found then
+  local r = redis.call('ZREVRANGEBYSCORE', KEYS[1], s, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #r > 0 then cp, seq = r[1], tonumber(r[2]) end
+end
+local limit = tonumber(ARGV[3])
+if limit <= 0 then return {cp, {}} end  -- (LRANGE seq seq-1 would be the whole log at 0)
+return {cp, redis.call('LRANGE', KEYS[3], seq, seq + limit - 1)}
+"""
