@@ -8,33 +8,34 @@ import asyncio
 import base64
 import contextlib
 import os
-import random
 import socket
 import struct
 import time
 
 from bench.rawws import OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, frame_head
-from client_cli.sdk.session import BUSY_PATIENCE_S, BUSY_STATUSES
+from client_cli.sdk.session import (
+    BUSY_PATIENCE_S,
+    BUSY_STATUSES,
+    MAX_BACKOFF_S,
+    backoff_delay,
+)
 from protocol import PROTOCOL_VERSION, encode
 from protocol import messages as m
 
 __all__ = ["BUSY_PATIENCE_S", "BUSY_STATUSES", "OP_BINARY", "OP_CLOSE", "OP_PING", "OP_PONG",
            "OP_TEXT", "RawWs", "busy_backoff", "frame", "hello_frame"]
 
-# The SDK's reconnect backoff (``client_cli.sdk.session.Session``'s defaults): a set-up
-# connection refused "later" (HTTP 503: the node's admission budget; 429: the address's
-# caps) is tried again after 0.1 s, doubling to at most 5 s, for ``BUSY_PATIENCE_S``, as
-# ``Session._open`` does. Only set-ups retry: a flood counts its refusals.
-BUSY_BACKOFF_S = 0.1
-BUSY_MAX_BACKOFF_S = 5.0
+# A set-up connection refused "later" (HTTP 503: the node's admission budget; 429: the
+# address's caps) is tried again with the SDK's backoff (``backoff_delay``: 0.1 s doubling
+# to 5 s, jittered) for ``BUSY_PATIENCE_S``, as ``Session._open`` does. Only set-ups
+# retry: a flood counts its refusals.
+BUSY_MAX_BACKOFF_S = MAX_BACKOFF_S
 
 
 def busy_backoff(attempt: int) -> float:
     """Seconds to wait after the ``attempt``-th (1-based) busy refusal in a row: the SDK's
-    doubling backoff, jittered to 50-100% so that many refused set-ups do not come back
-    all at once."""
-    delay = min(BUSY_MAX_BACKOFF_S, BUSY_BACKOFF_S * 2 ** (max(attempt, 1) - 1))
-    return delay * random.uniform(0.5, 1.0)
+    ``backoff_delay`` with its defaults (a name of its own so tests can move time)."""
+    return backoff_delay(attempt)
 
 
 def frame(opcode: int, payload: bytes) -> bytes:

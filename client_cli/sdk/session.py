@@ -38,6 +38,18 @@ CLIENT_NAME = "solrace-sdk/0.1"
 # tried again, with backoff, for this long: 10,000 players reconnecting to one node at
 # its default 300 a second are all back in ~33 s.
 BUSY_STATUSES = frozenset({429, 503})
+# Reconnect backoff: the first wait, doubling per failed try up to the cap (``backoff_delay``).
+BACKOFF_S = 0.1
+MAX_BACKOFF_S = 5.0
+
+
+def backoff_delay(attempt: int, base_s: float = BACKOFF_S,
+                  max_s: float = MAX_BACKOFF_S) -> float:
+    """Seconds to wait after the ``attempt``-th (1-based) failure in a row: ``base_s``
+    doubling per failure up to ``max_s``, jittered to 50-100% so that clients refused or
+    dropped together do not all come back at once (no thundering herd)."""
+    delay: float = min(max_s, base_s * 2 ** (max(attempt, 1) - 1))
+    return delay * random.uniform(0.5, 1.0)
 BUSY_PATIENCE_S = 60.0
 # Codes after which resuming is pointless: the seat belongs to someone else now.
 _NO_RESUME = {Code.TAKEN_OVER, Code.BAD_TOKEN, Code.VERSION_MISMATCH}
@@ -85,8 +97,8 @@ class Session:
         client: str = CLIENT_NAME,
         reconnect: bool = True,
         max_retries: int = 8,
-        backoff_s: float = 0.1,
-        max_backoff_s: float = 5.0,
+        backoff_s: float = BACKOFF_S,
+        max_backoff_s: float = MAX_BACKOFF_S,
         open_timeout: float = 10.0,
         on_event: Callable[[Any], None] | None = None,
         event_buffer: int = 10_000,
@@ -152,8 +164,7 @@ class Session:
                 raise ConnectionLost(f"cannot connect to {self.url}: {exc}") from None
             if self._closing:
                 raise ClientClosed()
-            delay = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-            await asyncio.sleep(delay * random.uniform(0.5, 1.0))  # backoff, jittered
+            await asyncio.sleep(backoff_delay(attempt, self.backoff_s, self.max_backoff_s))
         raise AssertionError("unreachable")
 
     async def _recv(self, ws: ClientConnection) -> Any:
@@ -354,8 +365,7 @@ class Session:
         for attempt in range(1, self.max_retries + 1):
             if self._closing:
                 raise ClientClosed()
-            delay = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-            await asyncio.sleep(delay * random.uniform(0.5, 1.0))  # jitter: no thundering herd
+            await asyncio.sleep(backoff_delay(attempt, self.backoff_s, self.max_backoff_s))
             try:
                 ws = await self._open()
             except ConnectionLost as exc:
