@@ -38,6 +38,9 @@ CLIENT_NAME = "solrace-sdk/0.1"
 # tried again, with backoff, for this long: 10,000 players reconnecting to one node at
 # its default 300 a second are all back in ~33 s.
 BUSY_STATUSES = frozenset({429, 503})
+BUSY_PATIENCE_S = 60.0
+# Codes after which resuming is pointless: the seat belongs to someone else now.
+_NO_RESUME = {Code.TAKEN_OVER, Code.BAD_TOKEN, Code.VERSION_MISMATCH}
 # Reconnect backoff: the first wait, doubling per failed try up to the cap (``backoff_delay``).
 BACKOFF_S = 0.1
 MAX_BACKOFF_S = 5.0
@@ -50,9 +53,6 @@ def backoff_delay(attempt: int, base_s: float = BACKOFF_S,
     dropped together do not all come back at once (no thundering herd)."""
     delay: float = min(max_s, base_s * 2 ** (max(attempt, 1) - 1))
     return delay * random.uniform(0.5, 1.0)
-BUSY_PATIENCE_S = 60.0
-# Codes after which resuming is pointless: the seat belongs to someone else now.
-_NO_RESUME = {Code.TAKEN_OVER, Code.BAD_TOKEN, Code.VERSION_MISMATCH}
 
 
 @dataclass(frozen=True)
