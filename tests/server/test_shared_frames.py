@@ -10,6 +10,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from websockets.extensions.permessage_deflate import PerMessageDeflate
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
@@ -160,22 +161,13 @@ async def test_a_frame_past_the_bounds_closes_a_slow_consumer_instead() -> None:
         conn._writer_task.cancel()
 
 
-async def test_a_backed_up_connection_queues_the_frame_behind_its_backlog() -> None:
+@pytest.mark.parametrize("backed_up", ["before the tick", "before its slice"])
+async def test_a_backed_up_connection_queues_the_frame_behind_its_backlog(
+        backed_up: str) -> None:
     conn, ws = _connection()
-    ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
     a = _payload(8)
-    assert conn.defer_frame(a)
-    assert not conn.write_deferred()
-    assert list(conn._queue) == [a] and ws.transport.data == b""
-    writer = conn._writer_task
-    assert writer is not None
-    await writer
-    assert ws.sent == [a]
-
-
-async def test_a_transport_that_backs_up_before_the_slice_takes_the_queue() -> None:
-    conn, ws = _connection()
-    a = _payload(9)
+    if backed_up == "before the tick":
+        ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
     assert conn.defer_frame(a)
     ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
     assert not conn.write_deferred()
