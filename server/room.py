@@ -63,7 +63,7 @@ from . import snapshots, views
 from .config import ServerConfig
 from .core.standing import opening
 from .metrics import Metrics
-from .spectator_diffs import SpectatorDiffs
+from .spectator_diffs import SpectatorDelay, SpectatorDiffs
 from .spectator_ticks import SpectatorTicks
 from .standings import Standings
 from .store.base import Store, StoreUnavailable
@@ -184,10 +184,12 @@ class Room(Timed):
         # The spectators' tick (server/spectator_ticks.py): its moves, timer and writes.
         self._ticks: SpectatorTicks[Member] = SpectatorTicks(self, self.config,
                                                              server.metrics)
-        # The spectators' diffs (server/spectator_diffs.py): their filters, gap fills and
-        # the delay buffer. ``deliver_diff`` is its bound method, no call more per diff.
+        # The spectators' diffs (server/spectator_diffs.py): each one's sequence filter
+        # (``deliver_diff`` is its bound method: no call more per diff) and, in a delayed
+        # room, the diffs waiting for their time.
         self._diffs: SpectatorDiffs[Member] = SpectatorDiffs(self, self.config)
         self.deliver_diff = self._diffs.deliver_diff
+        self._delay: SpectatorDelay[Member] = SpectatorDelay(self, self.config, self._diffs)
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
@@ -273,7 +275,7 @@ class Room(Timed):
         self._ticks.flush()
         self.closed = True
         self.cancel_all()
-        self._diffs._drop_delay_buffer()
+        self._delay.drop()
         if self._subscribed:
             self._subscribed = False
             try:
@@ -358,7 +360,7 @@ class Room(Timed):
         self._groups = None
         if member is not None and not member.is_player and not any(
                 not m.is_player for m in self.members.values()):
-            self._diffs._drop_delay_buffer()
+            self._delay.drop()
         return member
 
     def holder(self, seat: int) -> Member | None:
@@ -535,7 +537,7 @@ class Room(Timed):
         # (before any event of the new round is applied).
         self._down, self._down_seq, self._racing, self._done = {}, {}, None, set()
         self._ended = False
-        self._diffs._drop_delay_buffer()
+        self._delay.drop()
         self._reveal_scan = True
         for member in self.members.values():
             if member.pending is None:
@@ -594,9 +596,7 @@ class Room(Timed):
                 # spectators; each member filters duplicates. None without a spectator
                 # here: one who joins later gets the moves still due from the log
                 # (boards_for), so the buffer lives only while needed.
-                due = (record.start_ms or 0) + event.clock_ms + self.delay_ms
-                self._diffs._delay_from.setdefault(event.seat, event.seq)
-                self._diffs._buffer_diff(self._diff_of(event), due)
+                self._delay.buffer_move(self._diff_of(event))
         elif isinstance(event, ev.Countdown):
             if record.phase == "lobby":
                 self.record = msgspec.structs.replace(
@@ -726,7 +726,7 @@ class Room(Timed):
             out.append(views.board(seat.seat, rebuilt.seq, rebuilt.game))
             member.diff_seen[seat.seat] = rebuilt.seq
             if cutoff is not None and rebuilt.stopped:
-                await self._diffs._buffer_window(seat.seat, rebuilt)
+                await self._delay.buffer_window(seat.seat, rebuilt)
         return out
 
     def send_started(self, member: Member, start_ms: int, seats: list[int]) -> None:

@@ -1,17 +1,21 @@
-"""The spectators' diffs of one room: each spectator's sequence filter, its gap fills from
-the log, and the delayed room's buffer of diffs waiting for their time.
+"""The spectators' diffs of one room: each spectator's sequence filter with its gap fills
+from the log (``SpectatorDiffs``), and a delayed room's diffs waiting for their time
+(``SpectatorDelay``).
 
-Every diff a spectator is sent goes through ``deliver_diff``: duplicates are dropped, a
-diff that arrives before its predecessor is held until the gap is filled from the
-seat's checkpoint and log (``_fill_gap``), and nothing goes to a spectator whose boards
-are withheld (hidden information). In a delayed room the diffs wait in one buffer shared
-by every spectator on this node (``DelayBuffer``, bounded) with one timer for the
-earliest; a delayed spectator joining gets the moves after its cutoff put in that buffer
-(``_buffer_window``). docs/SERVER.md, "Snapshots" and "Buffers".
+Every diff a spectator is sent goes through ``SpectatorDiffs.deliver_diff``: duplicates
+are dropped, a diff that arrives before its predecessor is held until the gap is filled
+from the seat's checkpoint and log (``fill_to``), and nothing goes to a spectator whose
+boards are withheld (hidden information).
 
-``SpectatorDiffs`` owns that state (the last diff's encoding, the delay buffer, its
-timer, what it already has of each seat); what it needs of its room is ``DiffsRoom``, a
-protocol, so this module does not import ``server.room`` (which imports this one).
+In a delayed room the diffs wait in one buffer shared by every spectator on this node
+(``DelayBuffer``, bounded) with one timer for the earliest (``SpectatorDelay``): the
+moves' diffs from the room's events while a spectator is here (``buffer_move``), and
+those a delayed spectator joining still has to receive, from the log
+(``buffer_window``). Those that fall due go through the filter (or to the room's tick).
+docs/SERVER.md, "Snapshots" and "Buffers".
+
+What the two need of their room are protocols (``DiffsRoom``, ``DelayRoom``), so this
+module does not import ``server.room`` (which imports this one).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class DiffsMember(Protocol):
 
 
 M = TypeVar("M", bound=DiffsMember)
+M_co = TypeVar("M_co", bound=DiffsMember, covariant=True)
 
 
 class DueTicks(Protocol):
@@ -57,10 +62,23 @@ class DueTicks(Protocol):
         """Put diffs that fell due in the tick, in order."""
 
 
-class DiffsRoom(Protocol[M]):
-    """What the diffs need of their room (``room.Room`` is one)."""
+class DiffsRoom(Protocol[M_co]):
+    """What the spectators' filter needs of its room (``room.Room`` is one)."""
 
-    code: str
+    @property
+    def members(self) -> Mapping[Any, M_co]:
+        """The room's members on this node, by connection."""
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` as one of the room's tasks."""
+
+    async def rebuild_seat(self, seat: int, **bounds: Any) -> views.Replay:
+        """Seat ``seat``'s board from its checkpoint and log."""
+
+
+class DelayRoom(DiffsRoom[M], Protocol[M]):
+    """What the spectator delay needs of its room, besides (``room.Room`` is one)."""
+
     closed: bool
     record: RoomRecord
 
@@ -69,21 +87,11 @@ class DiffsRoom(Protocol[M]):
         """How far behind the live race spectators are kept (0: live)."""
 
     @property
-    def members(self) -> Mapping[Any, M]:
-        """The room's members on this node, by connection."""
-
-    @property
     def _ticks(self) -> DueTicks:
         """The room's spectators' tick."""
 
     def now_ms(self) -> int:
         """Wall milliseconds (the room's clock)."""
-
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        """Run ``coro`` as one of the room's tasks."""
-
-    async def rebuild_seat(self, seat: int, **bounds: Any) -> views.Replay:
-        """Seat ``seat``'s board from its checkpoint and log."""
 
     def _grouped(self) -> tuple[list[M], list[M], list[M]]:
         """(players, spectators of older clients, spectators taking ``Diffs``)."""
@@ -93,18 +101,11 @@ class DiffsRoom(Protocol[M]):
 
 
 class SpectatorDiffs(Generic[M]):
-    """The spectators' diffs of one room (see the module docstring)."""
+    """Each spectator's sequence filter, and its gap fills (see the module docstring)."""
 
     def __init__(self, room: DiffsRoom[M], config: ServerConfig) -> None:
         self.room = room
         self.config = config
-        # Spectator delay: diffs waiting for their time, shared by every spectator here
-        # (``DelayBuffer``); one timer for the earliest. ``_delay_from``: per seat, the
-        # first seq buffered from the events (a joiner's diffs before it come from the log).
-        self._delayed = DelayBuffer(self.config.delay_buffer_max)
-        self._delay_timer: asyncio.TimerHandle | None = None
-        self._delay_from: dict[int, int] = {}
-        self._delay_generation = 0  # counts the buffer's drops (a joiner's work is void)
         # The last diff encoded for spectators: a move goes to every member of the room
         # in one loop, so one entry encodes it once for all of them.
         self._diff_frame: tuple[tuple[int, int, int, int, str], bytes] | None = None
@@ -126,7 +127,7 @@ class SpectatorDiffs(Generic[M]):
             if len(held) >= self.config.member_held_max:
                 held.clear()  # every one of them is in the log: the fill brings them
             held[diff.seq] = diff
-            self._fill_to(member, diff.seat, diff.seq)
+            self.fill_to(member, diff.seat, diff.seq)
             return
         if out is not None:
             out.append(diff)
@@ -152,7 +153,7 @@ class SpectatorDiffs(Generic[M]):
         self._diff_frame = (key, frame)
         return frame
 
-    def _fill_to(self, member: M, seat: int, seq: int) -> None:
+    def fill_to(self, member: M, seat: int, seq: int) -> None:
         """Have ``member`` brought up to ``seq`` on ``seat`` from the log (one fill per
         seat at a time; a running fill picks up a later target)."""
         if seq > member.fill_to.get(seat, 0):
@@ -185,37 +186,63 @@ class SpectatorDiffs(Generic[M]):
         finally:
             member.filling.discard(seat)
 
-    def _buffer_diff(self, diff: Diff, due_ms: int) -> None:
+
+class SpectatorDelay(Generic[M]):
+    """A delayed room's diffs waiting for their time on this node, shared by every
+    spectator here, and the one timer for the earliest (see the module docstring)."""
+
+    def __init__(self, room: DelayRoom[M], config: ServerConfig,
+                 diffs: SpectatorDiffs[M]) -> None:
+        self.room = room
+        self.config = config
+        self.diffs = diffs
+        self.buffer = DelayBuffer(config.delay_buffer_max)
+        self.timer: asyncio.TimerHandle | None = None
+        # Per seat, the first seq buffered from the events (a joiner's diffs before it
+        # come from the log).
+        self._from_events: dict[int, int] = {}
+        self._generation = 0  # counts the buffer's drops (a joiner's work is void)
+
+    def buffer_move(self, diff: Diff) -> None:
+        """Keep a move's ``diff`` from the room's events until it falls due (the room
+        calls this only while a spectator is here: one who joins later gets the moves
+        still due from the log, ``buffer_window``)."""
+        due = (self.room.record.start_ms or 0) + diff.clock_ms + self.room.delay_ms
+        self._from_events.setdefault(diff.seat, diff.seq)
+        self._keep(diff, due)
+
+    def _keep(self, diff: Diff, due_ms: int) -> None:
         """Keep ``diff`` for the spectators until ``due_ms`` (wall ms): ``DelayBuffer``,
         which at its bound notes it for a fill from the log instead."""
-        self._delayed.add(diff, due_ms)
-        self._arm_delay(due_ms)
+        self.buffer.add(diff, due_ms)
+        self._arm(due_ms)
 
-    def _arm_delay(self, due_ms: int) -> None:
-        """Make the delay timer fire by ``due_ms`` (one timer per room)."""
+    def _arm(self, due_ms: int) -> None:
+        """Make the timer fire by ``due_ms`` (one timer per room)."""
         if self.room.closed:
             return
         loop = asyncio.get_running_loop()
         when = loop.time() + max(0, due_ms - self.room.now_ms()) / 1000
-        timer = self._delay_timer
+        timer = self.timer
         if timer is not None and timer.when() <= when:
             return
         if timer is not None:
             timer.cancel()
-        self._delay_timer = loop.call_at(when, self._fire_delay)
+        self.timer = loop.call_at(when, self.fire)
 
-    def _fire_delay(self) -> None:
+    def fire(self) -> None:
         """Deliver every diff now due to every spectator (buffered for one still
-        joining), then re-arm for the next."""
-        self._delay_timer = None
+        joining), then re-arm for the next (the timer's callback)."""
+        self.timer = None
         room = self.room
         if room.closed:
             return
         spectators = [m for m in room.members.values() if not m.is_player]
-        due, lost = self._delayed.pop_due(room.now_ms())
+        due, lost = self.buffer.pop_due(room.now_ms())
         _, legacy, batched = room._grouped()
         if due and batched:  # they go out at the tick, coalesced like live moves
             room._ticks.add_due(due)
+        deliver_diff = self.diffs.deliver_diff
         for diff in due:
             for target in legacy:
                 if room.members.get(target.conn) is not target:
@@ -223,35 +250,36 @@ class SpectatorDiffs(Generic[M]):
                 if target.pending is not None:
                     room._hold_pending(target, diff)
                 else:
-                    self.deliver_diff(target, diff)
+                    deliver_diff(target, diff)
         for seat, seq in lost:
             for target in spectators:
                 if (target.pending is None and not target.boards_hidden
                         and room.members.get(target.conn) is target):
-                    self._fill_to(target, seat, seq)
-        later = self._delayed.next_due()
+                    self.diffs.fill_to(target, seat, seq)
+        later = self.buffer.next_due()
         if later is not None:
-            self._arm_delay(later)
+            self._arm(later)
 
-    def _drop_delay_buffer(self) -> None:
-        """Forget the spectator delay buffer (no spectator left, a new round, closing)."""
-        if self._delay_timer is not None:
-            self._delay_timer.cancel()
-            self._delay_timer = None
-        self._delayed.clear()
-        self._delay_from = {}
-        self._delay_generation += 1
+    def drop(self) -> None:
+        """Forget every diff waiting and the timer (no spectator left, a new round,
+        closing)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.buffer.clear()
+        self._from_events = {}
+        self._generation += 1
 
-    async def _buffer_window(self, seat: int, board: views.Replay) -> None:
+    async def buffer_window(self, seat: int, board: views.Replay) -> None:
         """A delayed spectator joins with ``board`` as of the cutoff: the seat's moves
-        after it, not yet due, go to the room's delay buffer -- those the buffer does not
-        have already (it has every move from ``_delay_from`` on), from the log, in
+        after it, not yet due, go to the buffer -- those it does not have already (it
+        has every move from the first buffered from the events on), from the log, in
         slices. ``board``'s game is advanced (the caller has made its Board)."""
         start_ms = self.room.record.start_ms or 0
-        generation = self._delay_generation
+        generation = self._generation
         seq = board.seq
         while True:
-            first = self._delay_from.get(seat)
+            first = self._from_events.get(seat)
             upto = seq + self.config.rebuild_slice
             if first is not None:
                 upto = min(upto, first - 1)
@@ -260,17 +288,17 @@ class SpectatorDiffs(Generic[M]):
             part = await self.room.rebuild_seat(seat, upto=upto, diffs_after=seq,
                                                 start=views.Replay(board.game, seq, [],
                                                                    board.reached))
-            if generation != self._delay_generation:
+            if generation != self._generation:
                 return  # the buffer went (no spectator left) while this ran
-            first = self._delay_from.get(seat)
+            first = self._from_events.get(seat)
             for diff in part.diffs:
                 if first is None or diff.seq < first:
-                    self._buffer_diff(diff, start_ms + diff.clock_ms + self.room.delay_ms)
+                    self._keep(diff, start_ms + diff.clock_ms + self.room.delay_ms)
             if part.seq < upto:
                 break  # the end of the log
             seq = part.seq
         # The buffer now has every move of the seat after the cutoff: the next joiner
         # (whose cutoff is no earlier) reads none of them from the log.
-        first = self._delay_from.get(seat)
+        first = self._from_events.get(seat)
         if first is None or board.seq + 1 < first:
-            self._delay_from[seat] = board.seq + 1
+            self._from_events[seat] = board.seq + 1
