@@ -91,14 +91,16 @@ FULL_COLLECTION_GROWTH = 0.25
 # Frozen objects one open connection explains. Measured (26 Nov 2026, ``solrace serve``
 # with the memory store, clients in another process, ``gc.collect(1)`` and the frozen
 # count read inside the node at each step; 200-400 connections per step): an idle
-# hello'd connection 55, a spectator 60, a seated player 63. The largest, rounded up:
-# an estimate too low would count the growth of a node filling up as a leak.
+# hello'd connection 55, a spectator 60, a seated player 63 (~82 once racing: its board,
+# counted with the room below). The seated player's, rounded up: an estimate too low
+# would count the growth of a node filling up as a leak, one too high hides a leak.
 OBJECTS_PER_CONNECTION = 64
 # Frozen objects one room held on this node explains (same measurement, 50-100 rooms of
 # two players and four spectators, Portuguese and Brisbane deals): 40-48 in the lobby,
 # 81-106 once racing with 40 moves a seat (its seats' boards, the moves' state, its
-# record kept by a memory store). The largest, rounded up, for the same reason; a room
-# of many seats (~20 objects a racing board) is covered by the share above.
+# record kept by a memory store). The largest, rounded up, for the same reason. Rooms
+# of 16 racing seats hold more than the two constants say (320 players in 20 rooms:
+# 26,242 frozen objects against 23,040 explained, x1.14), within the share above.
 OBJECTS_PER_ROOM = 128
 
 
