@@ -14,6 +14,10 @@ from collections.abc import Iterator
 import pytest
 
 from server import gctune
+from server.app import tune_gc
+
+from .client import TestClient
+from .conftest import ServerFactory
 
 
 class Node:
@@ -175,6 +179,10 @@ def test_a_node_filling_up_does_not_collect() -> None:
     for connections in range(0, 10_000, 1_000):
         census = gctune.Census(30_267 + 55 * connections, connections, 0)
         assert not gctune.full_collection_due(census, own)
+    # nor one of 16-seat racing rooms: measured 26,242 frozen objects above start-up for
+    # 320 racing players in 20 rooms (gctune's comments), here 625 such rooms
+    racing = gctune.Census(30_267 + 26_242 * 625 // 20, 10_000, 625)
+    assert not gctune.full_collection_due(racing, own)
 
 
 def test_growth_with_connections_flat_collects() -> None:
@@ -223,5 +231,21 @@ async def test_the_check_weighs_the_frozen_heap_against_what_is_alive(
         tuning._full()
         assert ran.is_set()
         assert tuning.own >= len(kept)  # still alive after the collection: the node's own
+    finally:
+        tuning.undo()
+
+
+async def test_the_node_counts_its_connections_and_rooms_for_the_check(
+    restored: None, server_factory: ServerFactory
+) -> None:
+    server = await server_factory()
+    tuning = tune_gc(server)  # as ``solrace serve`` does once listening
+    try:
+        assert tuning.live() == gctune.Live(connections=0, rooms=0)
+        clients = [await TestClient.connect(server.url, f"c{i}") for i in range(3)]
+        await clients[0].create(variant="portuguese")
+        assert tuning.live() == gctune.Live(connections=3, rooms=1)
+        for client in clients:
+            await client.close()
     finally:
         tuning.undo()
