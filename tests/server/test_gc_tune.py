@@ -218,10 +218,10 @@ async def test_the_check_weighs_the_frozen_heap_against_what_is_alive(
     live = gctune.Live(connections=0, rooms=0)
     tuning = gctune.tune_after_start(every_s=None, live=lambda: live)
     try:
-        kept = [Node() for _ in range(tuning.own_at_start)]  # at least doubles the heap
+        kept = [Node() for _ in range(2 * tuning.own_at_start)]  # the heap x3, about
         gc.freeze()
+        # (other objects frozen at start-up may have been freed meanwhile: counted here)
         grown = gc.get_freeze_count() - tuning.own_at_start
-        assert grown >= len(kept)
         # as many connections as explain the growth: nothing to collect
         live = gctune.Live(connections=grown // gctune.OBJECTS_PER_CONNECTION + 1, rooms=0)
         tuning._full()
