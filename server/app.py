@@ -41,7 +41,6 @@ from .verdicts import VerdictPool
 # Part of the public entry point (with Server and ServerConfig): ``solrace serve`` sets up
 # the process's log lines through it rather than importing server internals.
 configure_logging = logs.configure
-tune_gc = gctune.tune_after_start  # ``solrace serve``, once listening: a quieter GC
 
 log = logging.getLogger(__name__)
 # Each stop step that waits on others (websocket closes) waits at most this long: past
@@ -359,3 +358,11 @@ class Server:
         await self._bounded("closing the store", self.store.close())
         await self._bounded("stopping the metrics probes", self.metrics.stop())
         log.info("node %s stopped", self.node_id)
+
+
+def tune_gc(server: Server) -> gctune.Tuning:
+    """``solrace serve``, once listening: a quieter GC (server/gctune.py), its fall-back
+    full collection weighing the frozen heap against ``server``'s open connections and
+    the rooms it holds. Part of the public entry point, as ``configure_logging``."""
+    return gctune.tune_after_start(
+        live=lambda: gctune.Live(len(server.connections), len(server.rooms)))

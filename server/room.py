@@ -19,7 +19,9 @@ through the same per-member filter, which drops anything the ``Joined`` already 
 Boards are rebuilt from a checkpoint and the log's tail (``snapshots``), never from the
 whole log; the seat's holder stores the checkpoints (``checkpoint``, after each ack).
 Spectators of a delayed room share one buffer of diffs waiting for their time
-(``delay_buffer_max``, kept only while a spectator is here) and one timer. Spectators
+(``delay_buffer_max``, kept only while a spectator is here) and one timer; each
+spectator's diffs go through its sequence filter, gaps filled from the log
+(``spectator_diffs``). Spectators
 whose hello set ``ds`` get the moves as one ``Diffs`` frame per tick of the room, encoded
 and framed once for all those in step and written in slices between the players' reads
 (``spectator_ticks``); players get each move at once.
@@ -60,8 +62,8 @@ from . import events as ev
 from . import snapshots, views
 from .config import ServerConfig
 from .core.standing import opening
-from .delay_buffer import DelayBuffer
 from .metrics import Metrics
+from .spectator_diffs import SpectatorDelay, SpectatorDiffs
 from .spectator_ticks import SpectatorTicks
 from .standings import Standings
 from .store.base import Store, StoreUnavailable
@@ -171,17 +173,9 @@ class Room(Timed):
         self.settings = msgspec.convert(record.settings, RoomSettings)
         self.members: dict[Peer, Member] = {}
         Timed.__init__(self, self.config.clock, f"room {self.code}")
-        # Spectator delay: diffs waiting for their time, shared by every spectator here
-        # (``DelayBuffer``); one timer for the earliest. ``_delay_from``: per seat, the
-        # first seq buffered from the events (a joiner's diffs before it come from the log).
-        self._delayed = DelayBuffer(self.config.delay_buffer_max)
-        self._delay_timer: asyncio.TimerHandle | None = None
-        self._delay_from: dict[int, int] = {}
-        self._delay_generation = 0  # counts the buffer's drops (a joiner's work is void)
-        # The last diff encoded for spectators, the last move's Diff and the last
-        # Progress frame: a move goes to every member of the room in one loop, so one
-        # entry each builds and encodes it once for all of them.
-        self._diff_frame: tuple[tuple[int, int, int, int, str], bytes] | None = None
+        # The last move's Diff and the last Progress frame: a move goes to every member
+        # of the room in one loop, so one entry each builds and encodes it once for all
+        # of them.
         self._moved_diff: tuple[ev.Moved, Diff] | None = None
         self._progress_frame: tuple[tuple[int, int, int, str, int], bytes] | None = None
         # Members by how a move reaches them (players, spectators taking a P and a D per
@@ -190,6 +184,12 @@ class Room(Timed):
         # The spectators' tick (server/spectator_ticks.py): its moves, timer and writes.
         self._ticks: SpectatorTicks[Member] = SpectatorTicks(self, self.config,
                                                              server.metrics)
+        # The spectators' diffs (server/spectator_diffs.py): each one's sequence filter
+        # (``deliver_diff`` is its bound method: no call more per diff) and, in a delayed
+        # room, the diffs waiting for their time.
+        self._diffs: SpectatorDiffs[Member] = SpectatorDiffs(self, self.config)
+        self.deliver_diff = self._diffs.deliver_diff
+        self._delay: SpectatorDelay[Member] = SpectatorDelay(self, self.config, self._diffs)
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
@@ -275,7 +275,7 @@ class Room(Timed):
         self._ticks.flush()
         self.closed = True
         self.cancel_all()
-        self._drop_delay_buffer()
+        self._delay.drop()
         if self._subscribed:
             self._subscribed = False
             try:
@@ -360,7 +360,7 @@ class Room(Timed):
         self._groups = None
         if member is not None and not member.is_player and not any(
                 not m.is_player for m in self.members.values()):
-            self._drop_delay_buffer()
+            self._delay.drop()
         return member
 
     def holder(self, seat: int) -> Member | None:
@@ -537,7 +537,7 @@ class Room(Timed):
         # (before any event of the new round is applied).
         self._down, self._down_seq, self._racing, self._done = {}, {}, None, set()
         self._ended = False
-        self._drop_delay_buffer()
+        self._delay.drop()
         self._reveal_scan = True
         for member in self.members.values():
             if member.pending is None:
@@ -596,9 +596,7 @@ class Room(Timed):
                 # spectators; each member filters duplicates. None without a spectator
                 # here: one who joins later gets the moves still due from the log
                 # (boards_for), so the buffer lives only while needed.
-                due = (record.start_ms or 0) + event.clock_ms + self.delay_ms
-                self._delay_from.setdefault(event.seat, event.seq)
-                self._buffer_diff(self._diff_of(event), due)
+                self._delay.buffer_move(self._diff_of(event))
         elif isinstance(event, ev.Countdown):
             if record.phase == "lobby":
                 self.record = msgspec.structs.replace(
@@ -674,130 +672,6 @@ class Room(Timed):
             cached = self._moved_diff = (moved, diff)
         return cached[1]
 
-    # ------------------------------------------------------------------ spectators' diffs
-    def deliver_diff(self, member: Member, diff: Diff, out: list[Diff] | None = None) -> None:
-        """Send ``diff`` to a spectator in sequence order: duplicates are dropped, a diff
-        that arrives before its predecessor is held until the gap is filled from the log
-        (at most ``member_held_max`` per seat: beyond it the held ones are dropped and
-        the fill reads them from the log too). Nothing while the member's boards are
-        withheld (hidden information). With ``out`` the diffs to send are appended to it
-        (the caller sends them as one ``Diffs``) instead of sent one frame each."""
-        if member.boards_hidden:
-            return
-        seen = member.diff_seen.get(diff.seat, 0)
-        if diff.seq <= seen:
-            return
-        held = member.held.setdefault(diff.seat, {})
-        if diff.seq > seen + 1:
-            if len(held) >= self.config.member_held_max:
-                held.clear()  # every one of them is in the log: the fill brings them
-            held[diff.seq] = diff
-            self._fill_to(member, diff.seat, diff.seq)
-            return
-        if out is not None:
-            out.append(diff)
-        else:
-            member.conn.send_frame(self._encoded(diff))
-        seen = diff.seq
-        while seen + 1 in held:
-            seen += 1
-            if out is not None:
-                out.append(held.pop(seen))
-            else:
-                member.conn.send_frame(self._encoded(held.pop(seen)))
-        member.diff_seen[diff.seat] = seen
-
-    def _encoded(self, diff: Diff) -> bytes:
-        """``diff`` encoded, once for every spectator it goes to (a spectator's frames
-        are never annotated: ``legal`` only touches a seat's own states)."""
-        key = (diff.seat, diff.seq, diff.hash, diff.clock_ms, diff.move)
-        cached = self._diff_frame
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        frame = encode(diff)
-        self._diff_frame = (key, frame)
-        return frame
-
-    def _fill_to(self, member: Member, seat: int, seq: int) -> None:
-        """Have ``member`` brought up to ``seq`` on ``seat`` from the log (one fill per
-        seat at a time; a running fill picks up a later target)."""
-        if seq > member.fill_to.get(seat, 0):
-            member.fill_to[seat] = seq
-        if seat not in member.filling:
-            member.filling.add(seat)
-            self.spawn(self._fill_gap(member, seat))
-
-    async def _fill_gap(self, member: Member, seat: int) -> None:
-        """Multi-node: a move's event can be lost for good (its node crashed between
-        storing the move and publishing it, or the store was briefly unreachable), and a
-        diff can be dropped at a bound, so a gap in a spectator's diffs is filled from
-        the seat's checkpoint and log, up to the diff that revealed it (never past what
-        is due: the delay), ``member_held_max`` diffs at a time."""
-        try:
-            while self.members.get(member.conn) is member:
-                seen = member.diff_seen.get(seat, 0)
-                target = member.fill_to.get(seat, 0)
-                if target <= seen:
-                    break
-                upto = min(target, seen + self.config.member_held_max)
-                rebuilt = await self.rebuild_seat(seat, upto=upto, diffs_after=seen)
-                if rebuilt.seq < upto:
-                    break  # the log does not have them (yet): the next diff tries again
-                for diff in rebuilt.diffs:
-                    if self.members.get(member.conn) is member:
-                        self.deliver_diff(member, diff)
-        except StoreUnavailable:
-            pass  # the next out-of-order diff tries again
-        finally:
-            member.filling.discard(seat)
-
-    def _buffer_diff(self, diff: Diff, due_ms: int) -> None:
-        """Keep ``diff`` for the spectators until ``due_ms`` (wall ms): ``DelayBuffer``,
-        which at its bound notes it for a fill from the log instead."""
-        self._delayed.add(diff, due_ms)
-        self._arm_delay(due_ms)
-
-    def _arm_delay(self, due_ms: int) -> None:
-        """Make the delay timer fire by ``due_ms`` (one timer per room)."""
-        if self.closed:
-            return
-        loop = asyncio.get_running_loop()
-        when = loop.time() + max(0, due_ms - self.now_ms()) / 1000
-        timer = self._delay_timer
-        if timer is not None and timer.when() <= when:
-            return
-        if timer is not None:
-            timer.cancel()
-        self._delay_timer = loop.call_at(when, self._fire_delay)
-
-    def _fire_delay(self) -> None:
-        """Deliver every diff now due to every spectator (buffered for one still
-        joining), then re-arm for the next."""
-        self._delay_timer = None
-        if self.closed:
-            return
-        spectators = [m for m in self.members.values() if not m.is_player]
-        due, lost = self._delayed.pop_due(self.now_ms())
-        _, legacy, batched = self._grouped()
-        if due and batched:  # they go out at the tick, coalesced like live moves
-            self._ticks.add_due(due)
-        for diff in due:
-            for target in legacy:
-                if self.members.get(target.conn) is not target:
-                    continue
-                if target.pending is not None:
-                    self._hold_pending(target, diff)
-                else:
-                    self.deliver_diff(target, diff)
-        for seat, seq in lost:
-            for target in spectators:
-                if (target.pending is None and not target.boards_hidden
-                        and self.members.get(target.conn) is target):
-                    self._fill_to(target, seat, seq)
-        later = self._delayed.next_due()
-        if later is not None:
-            self._arm_delay(later)
-
     # ------------------------------------------------------------------ members by kind
     def _grouped(self) -> tuple[list[Member], list[Member], list[Member]]:
         """The members as (players, spectators of older clients, spectators taking
@@ -814,15 +688,6 @@ class Room(Timed):
                     (batched if member.batched else legacy).append(member)
             groups = self._groups = (players, legacy, batched)
         return groups
-
-    def _drop_delay_buffer(self) -> None:
-        """Forget the spectator delay buffer (no spectator left, a new round, closing)."""
-        if self._delay_timer is not None:
-            self._delay_timer.cancel()
-            self._delay_timer = None
-        self._delayed.clear()
-        self._delay_from = {}
-        self._delay_generation += 1
 
     # ------------------------------------------------------------------ boards
     async def boards_for(self, member: Member,
@@ -861,41 +726,8 @@ class Room(Timed):
             out.append(views.board(seat.seat, rebuilt.seq, rebuilt.game))
             member.diff_seen[seat.seat] = rebuilt.seq
             if cutoff is not None and rebuilt.stopped:
-                await self._buffer_window(seat.seat, rebuilt)
+                await self._delay.buffer_window(seat.seat, rebuilt)
         return out
-
-    async def _buffer_window(self, seat: int, board: views.Replay) -> None:
-        """A delayed spectator joins with ``board`` as of the cutoff: the seat's moves
-        after it, not yet due, go to the room's delay buffer -- those the buffer does not
-        have already (it has every move from ``_delay_from`` on), from the log, in
-        slices. ``board``'s game is advanced (the caller has made its Board)."""
-        start_ms = self.record.start_ms or 0
-        generation = self._delay_generation
-        seq = board.seq
-        while True:
-            first = self._delay_from.get(seat)
-            upto = seq + self.config.rebuild_slice
-            if first is not None:
-                upto = min(upto, first - 1)
-            if upto <= seq:
-                break
-            part = await self.rebuild_seat(seat, upto=upto, diffs_after=seq,
-                                           start=views.Replay(board.game, seq, [],
-                                                              board.reached))
-            if generation != self._delay_generation:
-                return  # the buffer went (no spectator left) while this ran
-            first = self._delay_from.get(seat)
-            for diff in part.diffs:
-                if first is None or diff.seq < first:
-                    self._buffer_diff(diff, start_ms + diff.clock_ms + self.delay_ms)
-            if part.seq < upto:
-                break  # the end of the log
-            seq = part.seq
-        # The buffer now has every move of the seat after the cutoff: the next joiner
-        # (whose cutoff is no earlier) reads none of them from the log.
-        first = self._delay_from.get(seat)
-        if first is None or board.seq + 1 < first:
-            self._delay_from[seat] = board.seq + 1
 
     def send_started(self, member: Member, start_ms: int, seats: list[int]) -> None:
         """Send ``Started`` with the boards ``member`` may see (players: their own fresh

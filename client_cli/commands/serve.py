@@ -147,7 +147,7 @@ async def _serve(args: argparse.Namespace) -> int:
         log.error("cannot listen on %s:%s: %s", args.host, args.port, exc,
                   extra={"error": "listen_failed"})
         return 1
-    tune_gc()  # GC: freeze the start-up heap, fewer collections (server/gctune.py)
+    tune_gc(server)  # GC: freeze the start-up heap, fewer collections (server/gctune.py)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     host = args.host if ":" not in args.host else f"[{args.host}]"

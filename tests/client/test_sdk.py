@@ -147,8 +147,18 @@ async def test_a_move_in_flight_across_a_drop_is_played_once(start_server) -> No
     board = client.room.my_board
     assert board is not None
     move = board.legal_moves()[0]
+    sent = asyncio.Event()
+    send = client._send
+
+    async def send_and_tell(message: Any) -> None:
+        await send(message)
+        if isinstance(message, M.Move):
+            sent.set()
+
+    client._send = send_and_tell  # type: ignore[method-assign]
     task = asyncio.create_task(client.move(move))
-    await asyncio.sleep(0)  # let it be sent
+    await asyncio.wait_for(sent.wait(), 10)  # the move is on the wire...
+    assert not task.done()  # ...and not acknowledged yet: in flight
     assert client._ws is not None
     client._ws.transport.abort()
     accepted = await asyncio.wait_for(task, 10)

@@ -172,21 +172,21 @@ async def test_the_delay_buffer_at_its_bound_loses_nothing_and_goes_with_the_spe
     room.attach(member)
     for event in events:  # race clock 1..30 ms: due at START + 5,001 .. 5,030
         await room._on_event(ev.encode_event(event))
-    assert len(room._delayed) == 8
+    assert len(room._delay.buffer) == 8
     now[0] = START_MS + 5_010
-    room._fire_delay()
+    room._delay.fire()
     await _settle(room)
     assert peer.diffs() == _expected(events, 1, 8), "the kept ones that are due"
     now[0] = START_MS + 5_030
-    room._fire_delay()
+    room._delay.fire()
     await _settle(room)
     assert peer.diffs() == _expected(events, 1, 30), "the rest from the log, once due"
     for event in events:  # the same moves again (another node's copy): kept, then...
         await room._on_event(ev.encode_event(event))
-    assert room._delayed and room._delay_timer is not None
+    assert room._delay.buffer and room._delay.timer is not None
     # ...the last spectator leaves: the buffer and its timer go
     room.detach(peer)  # type: ignore[arg-type]
-    assert len(room._delayed) == 0 and room._delay_timer is None
+    assert len(room._delay.buffer) == 0 and room._delay.timer is None
 
 
 async def test_no_delay_buffer_without_a_spectator() -> None:
@@ -194,13 +194,14 @@ async def test_no_delay_buffer_without_a_spectator() -> None:
     room, _, events = await _room(now, 10, delay_s=5)
     for event in events:
         await room._on_event(ev.encode_event(event))
-    assert len(room._delayed) == 0 and room._delay_timer is None
+    assert len(room._delay.buffer) == 0 and room._delay.timer is None
 
 
 def _count_encodes(monkeypatch: Any) -> list[Any]:
-    """The messages the room module and its spectators' tick encode from now on."""
+    """The messages the room module, its spectators' tick and its spectators' diffs
+    encode from now on."""
     from server import room as room_module
-    from server import spectator_ticks
+    from server import spectator_diffs, spectator_ticks
 
     encoded: list[Any] = []
     real = room_module.encode
@@ -211,6 +212,7 @@ def _count_encodes(monkeypatch: Any) -> list[Any]:
 
     monkeypatch.setattr(room_module, "encode", counting)
     monkeypatch.setattr(spectator_ticks, "encode", counting)
+    monkeypatch.setattr(spectator_diffs, "encode", counting)
     return encoded
 
 
@@ -237,9 +239,9 @@ async def test_the_same_move_twice_in_the_delay_buffer_goes_out_once() -> None:
     room.attach(Member(peer, 0, pending=None))
     for event in events + events:
         await room._on_event(ev.encode_event(event))
-    assert len(room._delayed) == 8
+    assert len(room._delay.buffer) == 8
     now[0] = START_MS + 6_000
-    room._fire_delay()
+    room._delay.fire()
     assert peer.diffs() == _expected(events, 1, 4)
 
 
@@ -315,7 +317,7 @@ async def test_delayed_diffs_falling_due_together_go_out_in_one_frame() -> None:
     assert peer.diffs() == []  # live progress, no diff before its time
     assert [(p.seat, p.moves) for f in peer.sent for p in f.progress] == [(1, 4)]
     now[0] = START_MS + 6_000
-    room._fire_delay()
+    room._delay.fire()
     room._ticks.flush()
     assert [len(f.diffs) for f in peer.sent] == [0, 4]
     assert peer.diffs() == _expected(events, 1, 4)
