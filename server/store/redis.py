@@ -219,8 +219,9 @@ class RedisStore:
         self._bus = Bus(client, cluster, self._event_history, node_options)
         # Group commit of appends (standalone Redis; a Cluster pipeline would be split
         # per master anyway, and each append is one round trip there already).
-        self._committer = None if cluster else GroupCommit(
-            client, self._scripts["APPEND_MOVE"], wait_replicas, OP_TIMEOUT_S, WAIT_TIMEOUT_MS)
+        self._committer = GroupCommit(
+            client.connection_pool, self._scripts["APPEND_MOVE"], wait_replicas,
+            OP_TIMEOUT_S, WAIT_TIMEOUT_MS) if isinstance(client, Redis) and not cluster else None
 
     @classmethod
     def from_url(cls, url: str, wait_replicas: int = 0) -> RedisStore:
