@@ -55,6 +55,38 @@ def bulk(args: tuple[Any, ...] | list[Any]) -> bytes:
     return b"".join(out)
 
 
+async def open_connection(pool: Any, protocol: asyncio.Protocol, timeout_s: float
+                          ) -> tuple[Any, list[bytes]]:
+    """A connection for ``protocol`` to the Redis of redis-py's ``pool`` (TCP, TLS or a
+    Unix socket, as the store's URL said), within the pool's connect timeout (else
+    ``timeout_s``); and the commands to send first (AUTH, SELECT), each answered OK.
+    The transport is asyncio's or uvloop's (uvloop's is not an ``asyncio.Transport``
+    subclass, so it is not typed as one)."""
+    loop = asyncio.get_running_loop()
+    kwargs = pool.connection_kwargs
+    async with asyncio.timeout(kwargs.get("socket_connect_timeout") or timeout_s):
+        cls = pool.connection_class
+        if issubclass(cls, UnixDomainSocketConnection):
+            transport, _ = await loop.create_unix_connection(lambda: protocol, kwargs["path"])
+        else:
+            host, port = kwargs.get("host", "localhost"), kwargs.get("port", 6379)
+            ssl = (pool.make_connection().ssl_context.get()
+                   if issubclass(cls, SSLConnection) else None)
+            transport, _ = await loop.create_connection(lambda: protocol, host, port, ssl=ssl)
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    setup: list[bytes] = []
+    password = kwargs.get("password")
+    if password:
+        username = kwargs.get("username")
+        setup.append(pack(("AUTH", username, password) if username else ("AUTH", password)))
+    db = int(kwargs.get("db") or 0)
+    if db:
+        setup.append(pack(("SELECT", db)))
+    return transport, setup
+
+
 class _Call:
     """One APPEND_MOVE call: its command (kept to send it again) and its caller's future."""
 
@@ -199,40 +231,16 @@ class GroupCommit(asyncio.Protocol):
         """Open the connection (AUTH and SELECT as the store's URL says), then write what
         was queued meanwhile; a failure fails those calls."""
         loop = asyncio.get_running_loop()
-        kwargs = self._pool.connection_kwargs
-        timeout = kwargs.get("socket_connect_timeout") or self._timeout_s
         try:
-            async with asyncio.timeout(timeout):
-                cls = self._pool.connection_class
-                if issubclass(cls, UnixDomainSocketConnection):
-                    transport, _ = await loop.create_unix_connection(
-                        lambda: self, kwargs["path"])
-                else:
-                    host, port = kwargs.get("host", "localhost"), kwargs.get("port", 6379)
-                    ssl = (self._pool.make_connection().ssl_context.get()
-                           if issubclass(cls, SSLConnection) else None)
-                    transport, _ = await loop.create_connection(lambda: self, host, port,
-                                                                ssl=ssl)
-                    sock = transport.get_extra_info("socket")
-                    if sock is not None:
-                        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            transport, setup = await open_connection(self._pool, self, self._timeout_s)
         except Exception as exc:  # refused, unreachable, timed out: the batch fails
             self._connecting = None
             detail = str(exc) or type(exc).__name__
             self._fail(self._take(), f"cannot connect: {detail}")
             return
         self._connecting = None
-        # (uvloop's transport is not an ``asyncio.Transport`` subclass: not checked)
         self._transport = transport
         self._reader = hiredis.Reader()
-        setup: list[bytes] = []
-        password = kwargs.get("password")
-        if password:
-            username = kwargs.get("username")
-            setup.append(pack(("AUTH", username, password) if username else ("AUTH", password)))
-        db = int(kwargs.get("db") or 0)
-        if db:
-            setup.append(pack(("SELECT", db)))
         if setup:
             self._on_wire.append(_Setup(len(setup), loop.time() + self._timeout_s))
             transport.write(b"".join(setup))
