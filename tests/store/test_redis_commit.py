@@ -195,3 +195,55 @@ async def test_the_urls_password_and_database_are_used(
     finally:
         await other_db.aclose()
         await store.close()
+
+
+async def test_the_subscriber_stops_reading_past_its_bound_and_loses_nothing(
+        redis_server: Callable[..., RedisProcess], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events the node has read but not handled are bounded (``MAX_PENDING_MESSAGES``):
+    past it the subscriber stops reading (Redis holds the rest), below half it reads
+    again; every event still arrives, once, in order."""
+    from server.store import redis_bus
+
+    monkeypatch.setattr(redis_bus, "MAX_PENDING_MESSAGES", 4)
+    paused = asyncio.Event()  # observed after each read: the subscriber stopped reading
+    original = redis_bus.Subscriber.data_received
+
+    def observed(self: redis_bus.Subscriber, data: bytes) -> None:
+        original(self, data)
+        if self._paused:
+            paused.set()
+
+    monkeypatch.setattr(redis_bus.Subscriber, "data_received", observed)
+    redis = redis_server()
+    node, publisher = RedisStore.from_url(redis.url), RedisStore.from_url(redis.url)
+    try:
+        code = await room_with_seats(node)
+        got: list[bytes] = []
+        sent = [str(i).encode() for i in range(20)]
+        first, release, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+        def keep(event: bytes) -> None:
+            got.append(event)
+            if len(got) == len(sent):
+                done.set()
+
+        async def slow(event: bytes) -> None:  # the first event holds the listener up
+            first.set()
+            await release.wait()
+            keep(event)
+
+        await node.subscribe(code, lambda e: slow(e) if e == b"0" else keep(e))
+        await publisher.publish(code, sent[0])
+        await asyncio.wait_for(first.wait(), EVENT_TIMEOUT_S)
+        for event in sent[1:]:
+            await publisher.publish(code, event)
+        subscriber = node._bus._listeners["main"]._pubsub
+        assert subscriber is not None
+        await asyncio.wait_for(paused.wait(), EVENT_TIMEOUT_S)
+        release.set()
+        await asyncio.wait_for(done.wait(), EVENT_TIMEOUT_S)
+        assert got == sent
+        assert not subscriber._paused  # reading again once handled
+    finally:
+        await node.close()
+        await publisher.close()
