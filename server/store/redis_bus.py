@@ -168,7 +168,11 @@ class Subscriber(asyncio.Protocol):
             self._paused = True
             if self._transport is not None:
                 self._transport.pause_reading()
-        self._wake()
+        # The listener is woken one callback later: a move's reply read in the same loop
+        # turn (another socket) resumes its caller first, so the player's ack is not
+        # queued behind the node handling the move's own event.
+        if self._waiter is not None:
+            asyncio.get_running_loop().call_soon(self._wake)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._transport = None
