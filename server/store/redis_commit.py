@@ -376,6 +376,8 @@ class GroupCommit(asyncio.Protocol):
             await self._idle.wait()
         if self._connecting is not None:
             self._connecting.cancel()
+            self._connecting = None
+        self._fail(self._take(), "the store is closed")  # queued for a connection never made
         transport, self._transport = self._transport, None
         if transport is not None:
             transport.close()
