@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import hiredis
@@ -247,3 +248,24 @@ async def test_the_subscriber_stops_reading_past_its_bound_and_loses_nothing(
     finally:
         await node.close()
         await publisher.close()
+
+
+async def test_a_unix_socket_url_carries_appends_and_events(
+        redis_server: Callable[..., RedisProcess], tmp_path: Path) -> None:
+    socket_path = tmp_path / "redis.sock"
+    redis = redis_server("--unixsocket", str(socket_path), "--unixsocketperm", "700")
+    store = RedisStore.from_url(f"unix://{socket_path}?db=2")
+    try:
+        code = await room_with_seats(store)
+        got: asyncio.Queue[bytes] = asyncio.Queue()
+        await store.subscribe(code, got.put_nowait)
+        await store.append_move(code, 1, 1, 1, LogEntry("1>f", 1), event=b"moved", moves=1)
+        assert await asyncio.wait_for(got.get(), EVENT_TIMEOUT_S) == b"moved"
+        assert await store.read_log(code, 1) == [LogEntry("1>f", 1)]
+        clients = redis.command("CLIENT", "LIST").decode().splitlines()
+        # the subscriber and the appends' own connection (a fresh Redis: the script went
+        # as EVAL after NOSCRIPT), both on the URL's database
+        assert any("db=2 sub=1" in c for c in clients)
+        assert any("db=2 " in c and " cmd=eval " in c for c in clients)
+    finally:
+        await store.close()
