@@ -151,7 +151,8 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
     if name == "cpu":
         row = Row("saturated, memory", "websockets echo", [
             ("cpu_us_per_move", "server CPU µs per move", "≤ 20 µs"),
-            ("moves_per_s", "moves/s", ""), ("server_cores", "server cores busy", "")])
+            ("moves_per_s", "moves/s", ""), ("server_cores", "server cores busy", ""),
+            ("generator_cores", "load generator cores busy", "")])
         return await alternate(row, rounds, echo, memory, lambda c, s: saturated(
             c.url, s, c.pid, args.clients, args.window, seconds))
     if name in ("ack-redis", "redis"):
@@ -169,7 +170,10 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
             ("cpu_us_per_move", "server CPU µs per move", ""),
             ("redis_cpu_us_per_move", "redis-server CPU µs per move", ""),
             ("redis_scripts_per_move", "Redis script calls (EVALSHA) per move", ""),
-            ("redis_ops_per_move", "Redis commands per move (inside scripts included)", "")])
+            ("redis_ops_per_move", "Redis commands per move (inside scripts included)", ""),
+            ("moves_per_redis_read", "moves per Redis read event (batch size)", ""),
+            ("server_cores", "server cores busy", ""),
+            ("generator_cores", "load generator cores busy", "")])
         return await alternate(row, rounds, evalsha, on_redis, lambda c, s: saturated(
             c.url, s, c.pid, args.clients, args.window, seconds, redis))
     broadcast = lambda: servers.baseline("broadcast")  # noqa: E731

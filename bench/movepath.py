@@ -33,8 +33,9 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
                     seconds: float, redis: Redis | None = None) -> dict[str, float]:
     """``clients`` players (one room each), ``window`` moves in flight each, for
     ``seconds``: acks/s, the server's CPU µs per ack, its CPU share of the window (1.0 =
-    one full core) and, with ``redis``, redis-server's CPU µs, script calls and
-    commands per ack."""
+    one full core) and the load generator's (this process), and, with ``redis``,
+    redis-server's CPU µs, script calls and commands per ack, and acks per read event
+    of Redis (how many moves reach Redis in one socket read: the node's batch size)."""
     redis_pid = redis.pid if redis is not None else 0
     cycle = find_cycle()
     players = [await Player.solo(url, cycle, solrace) for _ in range(clients)]
@@ -43,9 +44,10 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
             for _ in range(5):
                 await p.one_move()
         server, redis_cpu = CpuWindow(pid), CpuWindow(redis_pid)
-        scripts = ran = 0
+        scripts = ran = reads = 0
         server.start()
-        counted = (0, 0)
+        generator = time.process_time()  # this process: the load generator's own CPU
+        counted = (0, 0, 0)
         if redis is not None:
             redis_cpu.start()
             counted = redis.counters()
@@ -54,10 +56,12 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
         counts = await asyncio.gather(*(p.pipelined(deadline, window) for p in players))
         elapsed = time.perf_counter() - started
         server.stop()
+        generator = time.process_time() - generator
         if redis is not None:
             redis_cpu.stop()
             now = redis.counters()
-            scripts, ran = now[0] - counted[0], now[1] - counted[1]
+            scripts, ran, reads = (now[0] - counted[0], now[1] - counted[1],
+                                   now[2] - counted[2])
     finally:
         for p in players:
             await p.ws.close()
@@ -69,4 +73,6 @@ async def saturated(url: str, solrace: bool, pid: int, clients: int, window: int
         "redis_scripts_per_move": scripts / acks if redis_pid and acks else float("nan"),
         "redis_ops_per_move": ran / acks if redis_pid and acks else float("nan"),
         "server_cores": server.seconds / elapsed,
+        "generator_cores": generator / elapsed,
+        "moves_per_redis_read": acks / reads if redis_pid and reads else float("nan"),
     }

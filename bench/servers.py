@@ -125,11 +125,16 @@ class Redis:
         """Empty it between runs, so every run starts from the same state."""
         self.process.flush()
 
-    def counters(self) -> tuple[int, int]:
+    def counters(self) -> tuple[int, int, int]:
         """(script calls: EVALSHA/EVAL, commands run in all: those inside scripts
-        included) since start, from ``INFO commandstats``."""
+        included, read events: one per burst of requests a client's socket delivered)
+        since start, from ``INFO commandstats`` and ``INFO stats``."""
         calls = {part.split(":", 1)[0]: int(part.split("calls=", 1)[1].split(",", 1)[0])
                  for part in self.process.command("INFO", "commandstats").decode().split()
                  if part.startswith("cmdstat_")}
         scripts = sum(calls.get(f"cmdstat_{c}", 0) for c in ("evalsha", "eval", "evalsha_ro"))
-        return scripts, sum(calls.values())
+        reads = 0
+        for line in self.process.command("INFO", "stats").decode().splitlines():
+            if line.startswith("total_reads_processed:"):
+                reads = int(line.split(":", 1)[1])
+        return scripts, sum(calls.values()), reads

@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import secrets
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
@@ -109,6 +110,14 @@ _CHECKPOINT_DECODER = msgspec.msgpack.Decoder(Checkpoint)
 _LOBBY = _encode("lobby")
 _ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__)
 _SEAT_FIELDS = tuple(f for f in SeatRecord.__struct_fields__ if f not in ("seat", "epoch"))
+_SEAT_FIELD_SET = frozenset(_SEAT_FIELDS)
+# append_move's script keys per (room, seat), kept for the move path; cleared when full
+# (a node holds far fewer live seats: this only bounds a long-lived node's memory).
+MAX_CACHED_SEAT_KEYS = 8192
+# The token naming a room's event numbering (APPEND_MOVE's ARGV) only has to be unique,
+# not secret: drawn from a generator seeded once from os.urandom, not a system call per
+# move.
+_TOKENS = random.Random()
 
 
 def _tag(code: str) -> str:
@@ -202,6 +211,8 @@ class RedisStore:
         self._client: Any = client
         self._cluster = cluster
         self._wait_replicas = wait_replicas  # append_move: WAIT for this many replicas
+        # (room, seat) -> (APPEND_MOVE's keys, the room's channel): see MAX_CACHED_SEAT_KEYS
+        self._seat_keys: dict[tuple[str, int], tuple[list[str], str]] = {}
         self._scripts = {
             name: client.register_script(getattr(lua, name))
             for name in (
@@ -219,8 +230,9 @@ class RedisStore:
         self._bus = Bus(client, cluster, self._event_history, node_options)
         # Group commit of appends (standalone Redis; a Cluster pipeline would be split
         # per master anyway, and each append is one round trip there already).
-        self._committer = None if cluster else GroupCommit(
-            client, self._scripts["APPEND_MOVE"], wait_replicas, OP_TIMEOUT_S, WAIT_TIMEOUT_MS)
+        self._committer = GroupCommit(
+            client.connection_pool, self._scripts["APPEND_MOVE"], wait_replicas,
+            OP_TIMEOUT_S, WAIT_TIMEOUT_MS) if isinstance(client, Redis) and not cluster else None
 
     @classmethod
     def from_url(cls, url: str, wait_replicas: int = 0) -> RedisStore:
@@ -487,16 +499,23 @@ class RedisStore:
         and seq (see the module docstring). On a standalone Redis the call joins the
         node's next group commit (``redis_commit.GroupCommit``): one pipelined round trip for every
         move of the loop tick; on Cluster it is its own call (still one round trip)."""
-        _check_fields(seat_fields, _SEAT_FIELDS)
-        keys = _Keys(code)
-        script_keys = [keys.seats, keys.log(seat), keys.event_counter, keys.event_history,
-                       keys.room]
+        if not _SEAT_FIELD_SET.issuperset(seat_fields):
+            _check_fields(seat_fields, _SEAT_FIELDS)  # raises, naming the unknown fields
+        cached = self._seat_keys.get((code, seat))
+        if cached is None:
+            if len(self._seat_keys) >= MAX_CACHED_SEAT_KEYS:
+                self._seat_keys.clear()
+            keys = _Keys(code)
+            cached = self._seat_keys[(code, seat)] = (
+                [keys.seats, keys.log(seat), keys.event_counter, keys.event_history,
+                 keys.room], keys.events)
+        script_keys, channel = cached
         args: list[Any] = [seat, str(int(epoch)), int(seq), _encode(entry), entry.move]
         if event is None:
             args += ["", "", "", 0, ""]
         else:
-            args += [event, keys.events, "1" if self._cluster else "0", HISTORY_LEN,
-                     secrets.token_hex(4)]
+            args += [event, channel, "1" if self._cluster else "0", HISTORY_LEN,
+                     f"{_TOKENS.getrandbits(32):08x}"]
         args += _seat_pairs(seat_fields, seat)
         if self._committer is not None:
             status, value = await self._committer.submit(script_keys, args)

@@ -21,14 +21,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import hiredis
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
 
 from .base import EventHandler, StoreUnavailable, call_handler
+from .redis_commit import open_connection, pack
 
 log = logging.getLogger("solrace.store.redis")
 
@@ -41,6 +45,12 @@ HISTORY_LEN = 512  # events kept per room for subscribers that catch up
 CONFIRM_TIMEOUT_S = 2.0  # how long ``subscribe`` waits for Redis to confirm
 BACKOFF_MIN_S = 0.05  # reconnect backoff bounds: short, so a Redis restart heals fast
 BACKOFF_MAX_S = 0.5
+CONNECT_TIMEOUT_S = 1.0  # a subscriber's connect, unless the URL says otherwise
+# Messages read from Redis and not yet handled, per subscriber connection: beyond this the
+# connection stops reading (Redis keeps them, up to its pub/sub output buffer limit; past
+# that it drops the connection and the catch-up reads the history), below half it reads
+# again.
+MAX_PENDING_MESSAGES = 10_000
 
 
 def split_message(message: bytes) -> Numbered:
@@ -48,6 +58,140 @@ def split_message(message: bytes) -> Numbered:
     only if Redis lost the room's events), N is the event's number in it."""
     numbering, number, event = message.split(b":", 2)
     return numbering, int(number), event
+
+
+class Subscriber(asyncio.Protocol):
+    """One subscriber connection, spoken to directly (hiredis parses what arrives), with
+    the part of redis-py's ``PubSub`` that ``Listener`` uses: (s)subscribe,
+    (s)unsubscribe, ``get_message`` and ``aclose``. Every event of every room a node
+    listens to arrives here; redis-py's ``get_message`` cost a timeout, a retry wrapper
+    and several coroutine layers per message, here a message already read costs a
+    ``popleft``. It connects at its first (s)subscribe; once the connection is lost,
+    every call raises (``Listener`` then opens a new one)."""
+
+    def __init__(self, pool: Any) -> None:
+        self._pool = pool  # redis-py's pool: its connection settings, not its connections
+        self._transport: Any = None
+        self._reader = hiredis.Reader()
+        self._setup = 0  # replies still due to the connection's AUTH/SELECT
+        self._messages: deque[Any] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._lost: Exception | None = None
+        self._paused = False
+
+    async def _send(self, *args: Any) -> None:
+        if self._lost is not None:
+            raise self._lost
+        if self._transport is None:
+            try:
+                transport, setup = await open_connection(self._pool, self, CONNECT_TIMEOUT_S)
+            except OSError as exc:  # refused, unreachable, timed out (TimeoutError too)
+                self._lost = RedisConnectionError(f"subscriber cannot connect: {exc}")
+                raise self._lost from exc
+            self._transport = transport
+            self._setup = len(setup)
+            if setup:
+                transport.write(b"".join(setup))
+        self._transport.write(pack(args))
+
+    async def subscribe(self, *channels: str) -> None:
+        """SUBSCRIBE (the confirmation arrives as a message)."""
+        await self._send("SUBSCRIBE", *channels)
+
+    async def ssubscribe(self, channel: str) -> None:
+        """SSUBSCRIBE: sharded pub/sub, on Cluster."""
+        await self._send("SSUBSCRIBE", channel)
+
+    async def unsubscribe(self, channel: str) -> None:
+        """UNSUBSCRIBE."""
+        await self._send("UNSUBSCRIBE", channel)
+
+    async def sunsubscribe(self, channel: str) -> None:
+        """SUNSUBSCRIBE."""
+        await self._send("SUNSUBSCRIBE", channel)
+
+    async def get_message(self, wait_s: float) -> dict[str, Any] | None:
+        """The next message (``type``, ``channel``, ``data``, as redis-py gives them),
+        waiting at most ``wait_s`` for one; None if none came. Raises once the
+        connection is lost (``ConnectionError``) or on an error reply."""
+        if not self._messages:
+            if self._lost is not None:
+                raise self._lost
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(wait_s):
+                    await waiter
+            except TimeoutError:
+                return None
+            finally:
+                self._waiter = None
+            if not self._messages:
+                if self._lost is not None:
+                    raise self._lost
+                return None
+        reply = self._messages.popleft()
+        if self._paused and len(self._messages) < MAX_PENDING_MESSAGES // 2:
+            self._paused = False
+            if self._transport is not None:
+                self._transport.resume_reading()
+        if isinstance(reply, hiredis.ReplyError):
+            raise ResponseError(str(reply))
+        if not isinstance(reply, list) or len(reply) < 3:
+            raise ResponseError(f"not a pub/sub message: {reply!r}")
+        return {"type": reply[0], "channel": reply[1], "data": reply[2]}
+
+    async def aclose(self) -> None:
+        """Close the connection; later calls raise."""
+        if self._lost is None:
+            self._lost = RedisConnectionError("subscriber closed")
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.close()
+
+    # -- asyncio.Protocol
+    def data_received(self, data: bytes) -> None:
+        reader = self._reader
+        reader.feed(data)
+        try:
+            while (reply := reader.gets()) is not False:
+                if self._setup:
+                    self._setup -= 1
+                    if reply != b"OK":
+                        self._fail(RedisConnectionError(f"subscriber setup refused: {reply}"))
+                        return
+                    continue
+                self._messages.append(reply)
+        except hiredis.HiredisError as exc:  # not the Redis protocol
+            self._fail(RedisConnectionError(f"unreadable reply: {exc}"))
+            return
+        if len(self._messages) >= MAX_PENDING_MESSAGES and not self._paused:
+            self._paused = True
+            if self._transport is not None:
+                self._transport.pause_reading()
+        # The listener is woken one callback later: a move's reply read in the same loop
+        # turn (another socket) resumes its caller first, so the player's ack is not
+        # queued behind the node handling the move's own event.
+        if self._waiter is not None:
+            asyncio.get_running_loop().call_soon(self._wake)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        if self._lost is None:
+            self._lost = RedisConnectionError(f"subscriber connection lost: {exc}" if exc
+                                              else "subscriber connection closed by Redis")
+        self._wake()
+
+    def _fail(self, error: Exception) -> None:
+        self._lost = error
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.abort()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
 
 class Listener:
@@ -67,7 +211,7 @@ class Listener:
         # channel -> (numbering, last event number delivered)
         self._last: dict[str, tuple[bytes, int]] = {}
         self._waiters: dict[str, asyncio.Future[None]] = {}
-        self._pubsub: Any = None  # the live PubSub, or None while (re)connecting
+        self._pubsub: Subscriber | None = None  # the live one, or None while (re)connecting
         self._lock = asyncio.Lock()  # serialises (un)subscribe commands and (re)connects
         self._wake = asyncio.Event()
         self._task = asyncio.create_task(self._run(), name=f"redis-listener-{name}")
@@ -140,7 +284,7 @@ class Listener:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
 
-    async def _subscribe(self, pubsub: Any, channels: list[str]) -> None:
+    async def _subscribe(self, pubsub: Subscriber, channels: list[str]) -> None:
         if self._sharded:
             # one SSUBSCRIBE per channel: a master serves many slots, and one command
             # naming channels of two slots is refused (CROSSSLOT)
@@ -156,7 +300,7 @@ class Listener:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            pubsub = self._client.pubsub()
+            pubsub = Subscriber(self._client.connection_pool)
             try:
                 async with self._lock:
                     await self._subscribe(pubsub, sorted(self._last))
@@ -165,7 +309,7 @@ class Listener:
                     log.info("redis subscriber %s reconnected", self.name)
                 backoff = BACKOFF_MIN_S
                 while True:
-                    message = await pubsub.get_message(timeout=1.0)
+                    message = await pubsub.get_message(1.0)
                     if message is not None:
                         await self._handle(message)
             except Exception as exc:  # any failure: RedisError, OSError, a closed handler
@@ -178,9 +322,8 @@ class Listener:
                         self._waiters.pop(channel)
             finally:
                 self._pubsub = None
-                closer: Any = pubsub.aclose  # redis-py leaves it untyped
                 with contextlib.suppress(Exception):
-                    await closer()
+                    await pubsub.aclose()
             if self._on_failure is not None:
                 try:
                     await self._on_failure(self)
