@@ -95,6 +95,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+SLOWEST = 5  # the slowest attack-phase acks listed with their time into the phase
 AFTERMATH_S = 1.0  # after each attack round: the server still pays for it (closes, timers)
 
 
@@ -164,11 +165,17 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
     # in its first round and only knocks after) shows where the slow moves fell.
     by_round = {kind: [latency_in(samples, [w]).summary()["max_ms"] for w in windows]
                 for kind, windows in (("quiet", quiet), ("attack", under))}
+    # The slowest attack-phase acks and when they were sent, in seconds into their
+    # round's attack phase: a flood's moments (its opening burst, its mass close at the
+    # end of the round) show up here.
+    slowest = sorted(((ms, round(t - start, 2)) for t, ms in samples if ms >= 0
+                      for start, end in under if start <= t < end), reverse=True)[:SLOWEST]
     quiet_s = sum(end - begin for begin, end in quiet)
     attack_s = sum(end - begin for begin, end in under)
     result = {
         "honest_quiet": q, "honest_attack": a, "p99_ratio": ratio, "rounds": args.rounds,
         "honest_max_ms_by_round": by_round,
+        "honest_slowest_attack": [[round(ms, 2), at] for ms, at in slowest],
         "kit_nice": args.kit_nice, "attack_s": round(attack_s, 1),
         # percent of one core over the phase
         "cpu_pct": {k: round(100 * v / (quiet_s if k.endswith("quiet") else attack_s), 1)
@@ -229,6 +236,8 @@ def table(result: dict[str, Any]) -> str:
         ("honest slowest ack per round, quiet / attack",
          f"{result['honest_max_ms_by_round']['quiet']} / "
          f"{result['honest_max_ms_by_round']['attack']} ms"),
+        ("honest slowest attack acks (ms, s into the phase)",
+         json.dumps(result["honest_slowest_attack"])),
         ("honest moves quiet / attack", f"{q['n']} / {a['n']} (lost {a['lost']}, "
                                         f"rejected {a['rejected']})"),
         ("server CPU (and its workers) quiet → attack", f"{result['cpu_pct']['server_quiet']} → "
@@ -247,7 +256,7 @@ def table(result: dict[str, Any]) -> str:
         for key in ("runq_wait_ms_per_s", "runq_wait_per_wakeup_ms", "cpu_pct"):
             if key in probe:
                 rows.append((f"{kind}: {key}", json.dumps(probe[key])))
-        for key in ("server_loop_lag", "server_move_ack", "append_move"):
+        for key in ("server_loop_lag", "server_move_ack", "append_move", "server_gc_pause"):
             if probe.get(key, {}).get("n"):
                 rows.append((f"{kind}: {key}", json.dumps(probe[key])))
     for key, value in result["setup"].items():

@@ -17,7 +17,8 @@ attack window, so the report says, for each kind of phase:
   busy or the process was not running);
 - ``server_move_ack``: the server's own move→ack time (from the frame read off the socket
   to the ack queued: the store round trip included, the wait before the read not);
-- ``append_move``: the store call of a move (its group commit on Redis).
+- ``append_move``: the store call of a move (its group commit on Redis);
+- ``server_gc_pause``: the garbage collector's pauses (all generations).
 
 Histograms are Prometheus buckets: a count is "how many above the bucket bound", and a
 quantile is the upper bound of the bucket it falls in (coarse, but from the server).
@@ -39,6 +40,7 @@ HISTOGRAMS = {  # report key → (metric family name, label filter)
     "server_loop_lag": ("solrace_event_loop_lag_seconds", {}),
     "server_move_ack": ("solrace_move_ack_seconds", {}),
     "append_move": ("solrace_store_op_seconds", {"op": "append_move"}),
+    "server_gc_pause": ("solrace_gc_pause_seconds", {}),  # every generation together
 }
 
 

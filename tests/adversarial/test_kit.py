@@ -32,3 +32,7 @@ def test_the_kit_alternates_phases_and_counts_refusals() -> None:
         assert set(probe[kind]["runq_wait_ms_per_s"]) == {"server", "honest", "kit"}
         assert probe[kind]["server_loop_lag"]["n"] > 0
     assert len(result["honest_max_ms_by_round"]["attack"]) == 2
+    slowest = result["honest_slowest_attack"]
+    assert len(slowest) == min(5, attack["n"])
+    assert [ms for ms, _ in slowest] == sorted((ms for ms, _ in slowest), reverse=True)
+    assert slowest[0][0] == attack["max_ms"] and all(at >= 0 for _, at in slowest)
