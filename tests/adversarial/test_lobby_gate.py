@@ -1,5 +1,5 @@
 """A burst of lobby operations waits its turn (``ServerConfig.lobby_concurrency``), and a
-racer's move does not wait with it: under the Redis room flood ~100 creations in flight
+racer's move does not wait with it: under the Redis room flood up to 50 creations in flight
 filled every loop iteration with their store replies' continuations, and an honest move
 (~16 loop iterations on Redis) waited 67-114 ms (docs/SECURITY.md, "Where the honest
 player's time goes")."""
