@@ -53,6 +53,7 @@ class Server(Host, Protocol):
     async def local_room(self, record: RoomRecord) -> Room:
         """This node's room for ``record.code``, opened once and shared."""
 
+
 class LobbyGate:
     """At most ``limit`` lobby operations (create, join, leave, list) of a node in
     progress at once; the others wait their turn, first come first served. A burst of
