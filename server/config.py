@@ -127,6 +127,15 @@ class ServerConfig:
     # of them on one mover pushed an honest player's ack p99 57 times up (docs/SECURITY.md,
     # "Spectator fan-out"); beyond this, a spectator join without `ds` gets room_full.
     max_legacy_spectators_per_room: int = 100
+    # Lobby operations (create, join, leave, list) in progress on this node at once; more
+    # wait their turn (FIFO). A flood's burst of creations (50 connections from 10
+    # addresses, each a create and a leave of ~15 store round trips) had up to 50 in
+    # flight: their continuations, woken together by the Redis replies of one read, filled
+    # each loop iteration, and an honest move, which takes ~16 iterations on Redis, waited
+    # up to 67-114 ms at the flood's opening (docs/SECURITY.md, "Where the honest
+    # player's time goes"). Moves and resumes never wait here; the address and node caps
+    # refuse before it.
+    lobby_concurrency: int = 8
     # Rooms in one `list` reply (a page; RoomList.next asks for the next). Listing all
     # rooms took 778 ms at 20,000 rooms and exhausted the Redis pool at 300.
     list_page: int = 50

@@ -6,10 +6,13 @@ Resuming takes the seat (epoch + 1), which fences off the previous holder wherev
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import secrets
 import unicodedata
+import weakref
+from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 import msgspec
@@ -50,6 +53,51 @@ class Server(Host, Protocol):
     async def local_room(self, record: RoomRecord) -> Room:
         """This node's room for ``record.code``, opened once and shared."""
 
+
+class LobbyGate:
+    """At most ``limit`` lobby operations (create, join, leave, list) of a node in
+    progress at once; the others wait their turn, first come first served. A burst of
+    lobby work then cannot fill every loop iteration with its store round trips'
+    continuations while a racer's move waits for its own few iterations
+    (``ServerConfig.lobby_concurrency``). ``changed`` is set whenever a slot is taken
+    or given back (for observers: tests, metrics)."""
+
+    def __init__(self, limit: int) -> None:
+        self._slots = asyncio.Semaphore(max(1, limit))
+        self.inside = 0  # operations holding a slot
+        self.waiting = 0  # operations waiting for one
+        self.changed = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold a slot for the body (waiting for one first, if none is free)."""
+        self.waiting += 1
+        self.changed.set()
+        try:
+            await self._slots.acquire()
+        finally:
+            self.waiting -= 1
+        self.inside += 1
+        self.changed.set()
+        try:
+            yield
+        finally:
+            self.inside -= 1
+            self._slots.release()
+            self.changed.set()
+
+
+_gates: weakref.WeakKeyDictionary[Any, LobbyGate] = weakref.WeakKeyDictionary()
+
+
+def gate(server: Server) -> LobbyGate:
+    """The node's ``LobbyGate`` (made at its first lobby operation)."""
+    found = _gates.get(server)
+    if found is None:
+        found = _gates[server] = LobbyGate(server.config.lobby_concurrency)
+    return found
+
+
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
 # 31**10 = 2**49.5 codes; with at most max_live_rooms (10,000) rooms live a guess hits
 # with odds 2**-36.2, and an address gets failed_joins_per_minute (10) guesses a minute:
@@ -85,6 +133,13 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     if not msg.as_player and not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
     server.addresses.count_create(conn.address)
+    async with gate(server).slot():  # the store work waits its turn (LobbyGate)
+        await _create(server, conn, msg, settings)
+
+
+async def _create(server: Server, conn: Connection, msg: CreateRoom,
+                  settings: RoomSettings) -> None:
+    """``create`` once every check passed: the seed, the room, its first member."""
     seed, winnable, par = await choose_seed(server, settings)
     salt = engine.new_salt()
     for _ in range(20):
@@ -120,6 +175,12 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     """Join a room by code as a player (lobby only) or a spectator. An address that
     named too many unknown rooms in the last minute is refused before the lookup."""
     server.addresses.check_join_allowed(conn.address)
+    async with gate(server).slot():  # the store work waits its turn (LobbyGate)
+        await _join(server, conn, code, role)
+
+
+async def _join(server: Server, conn: Connection, code: str, role: str) -> None:
+    """``join`` past the address's cap."""
     record = _watched_here(server, code.upper()) if role == "spectator" else None
     if record is None:
         record = await server.store.get_room(code.upper())
@@ -350,7 +411,8 @@ async def leave(server: Server, conn: Connection) -> None:
     room, member = conn.room, conn.member
     if room is None or member is None:
         raise ProtocolError(Code.NOT_IN_ROOM)
-    await drop(server, conn, give_up_seat=True)
+    async with gate(server).slot():  # lobby work: waits its turn (LobbyGate)
+        await drop(server, conn, give_up_seat=True)
 
 
 async def drop(server: Server, conn: Connection, give_up_seat: bool = False) -> None:
@@ -383,7 +445,8 @@ async def list_rooms(server: Server, before: str | None = None) -> RoomList:
     if before is not None:
         ms, _, code = before.partition(".")
         cursor = (int(ms), code)  # the decoder checked the form
-    listed, after = await server.store.list_public(cursor, server.config.list_page)
+    async with gate(server).slot():  # lobby work: waits its turn (LobbyGate)
+        listed, after = await server.store.list_public(cursor, server.config.list_page)
     out = []
     for record, seats in listed:
         settings = msgspec.convert(record.settings, RoomSettings)

@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from bench.attack.harness import Ctx, HonestProc, RedisProc, ServerProc, latency_in
+from bench.attack.probes import Phases, Snapshot, snapshot
 
 ATTACKS = {
     "ping-flood": "ping_flood",
@@ -66,6 +67,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                         help="maxmemory of the private redis-server (e.g. 24mb)")
     parser.add_argument("--server-arg", action="append", default=[],
                         help="extra argument for `solrace serve` (repeatable)")
+    parser.add_argument("--lag-probe-ms", type=float, default=10.0, metavar="MS",
+                        help="run the server with its event-loop-lag probe every MS ms "
+                             "(production: 500) so that short stalls show in the report's "
+                             "probe section; 0: the server as deployed (default 10)")
+    parser.add_argument("--server-tree", default="", metavar="DIR",
+                        help="run the server from this source tree (e.g. a base commit's "
+                             "`git archive`) under this kit: PYTHONPATH for the server only")
     parser.add_argument("--profile-server", default="", metavar="FILE",
                         help="run the server under cProfile and write its stats to FILE "
                              "(for where the time goes, not for figures: the profiler "
@@ -87,6 +95,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+SLOWEST = 5  # the slowest attack-phase acks listed with their time into the phase
 AFTERMATH_S = 1.0  # after each attack round: the server still pays for it (closes, timers)
 
 
@@ -109,29 +118,40 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
     # attack's load generator, which shares the machine's cores with the server)
     cpu = {"server_quiet": 0.0, "server_attack": 0.0, "kit_quiet": 0.0, "kit_attack": 0.0}
 
-    def mark() -> tuple[float, float, float]:
-        return time.monotonic(), ctx.server.cpu_s(), time.process_time()
+    # Where the time goes in each kind of phase (bench/attack/probes.py)
+    pids = {"server": ctx.server.pid, "honest": honest.proc.pid, "kit": os.getpid()}
+    if ctx.redis is not None:
+        pids["redis"] = ctx.redis.proc.pid
+    phases = Phases()
 
-    def account(phase: str, start: tuple[float, float, float],
-                windows: list[tuple[float, float]]) -> None:
-        end = mark()
+    async def mark() -> tuple[float, float, float, Snapshot]:
+        # The probe's scrape is taken before the clocks: its own cost (a /metrics
+        # request) falls at the edge of the window, not inside it.
+        probe = await asyncio.to_thread(snapshot, pids,
+                                        ctx.server.port if args.lag_probe_ms else None)
+        return time.monotonic(), ctx.server.cpu_s(), time.process_time(), probe
+
+    async def account(phase: str, start: tuple[float, float, float, Snapshot],
+                      windows: list[tuple[float, float]]) -> None:
+        end = await mark()
         windows.append((start[0], end[0]))
         cpu[f"server_{phase}"] += end[1] - start[1]
         cpu[f"kit_{phase}"] += end[2] - start[2]
+        phases.add(phase, start[3], end[3])
 
     try:
         for _ in range(args.rounds):
-            start = mark()
+            start = await mark()
             await asyncio.sleep(slot)
-            account("quiet", start, quiet)
+            await account("quiet", start, quiet)
             if rss_before is None:
                 rss_before = ctx.server.rss_mb()
                 redis_before = ctx.redis.used_memory() if ctx.redis else None
-            start = mark()
+            start = await mark()
             rounds.append(await mod.attack(ctx, slot))
             # A short attack still gets a full slot of honest samples (its aftermath).
             await asyncio.sleep(max(0.0, start[0] + slot - time.monotonic()) + AFTERMATH_S)
-            account("attack", start, under)
+            await account("attack", start, under)
     finally:
         samples = await asyncio.to_thread(honest.finish)
         teardown = getattr(mod, "teardown", None)
@@ -141,10 +161,21 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
     q = latency_in(samples, quiet).summary()
     a = latency_in(samples, under).summary()
     ratio = round(a["p99_ms"] / q["p99_ms"], 2) if a["p99_ms"] and q["p99_ms"] else None
+    # Each round's own tail: a flood whose rounds differ (the room flood creates rooms
+    # in its first round and only knocks after) shows where the slow moves fell.
+    by_round = {kind: [latency_in(samples, [w]).summary()["max_ms"] for w in windows]
+                for kind, windows in (("quiet", quiet), ("attack", under))}
+    # The slowest attack-phase acks and when they were sent, in seconds into their
+    # round's attack phase: a flood's moments (its opening burst, its mass close at the
+    # end of the round) show up here.
+    slowest = sorted(((ms, round(t - start, 2)) for t, ms in samples if ms >= 0
+                      for start, end in under if start <= t < end), reverse=True)[:SLOWEST]
     quiet_s = sum(end - begin for begin, end in quiet)
     attack_s = sum(end - begin for begin, end in under)
     result = {
         "honest_quiet": q, "honest_attack": a, "p99_ratio": ratio, "rounds": args.rounds,
+        "honest_max_ms_by_round": by_round,
+        "honest_slowest_attack": [[round(ms, 2), at] for ms, at in slowest],
         "kit_nice": args.kit_nice, "attack_s": round(attack_s, 1),
         # percent of one core over the phase
         "cpu_pct": {k: round(100 * v / (quiet_s if k.endswith("quiet") else attack_s), 1)
@@ -153,6 +184,7 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
         "redis_before_mb": None if redis_before is None else round(redis_before / 2**20, 2),
         "redis_after_mb": (None if ctx.redis is None
                            else round(ctx.redis.used_memory() / 2**20, 2)),
+        "probe": phases.report(),
         "setup": {k: v for k, v in ctx.counters.items() if not k.startswith("_")},
         "attack": rounds[0],
     }
@@ -169,7 +201,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         server = ServerProc(redis.url if redis else "",
                             [*getattr(mod, "SERVER_ARGS", []), *args.server_arg],
-                            profile=args.profile_server)
+                            profile=args.profile_server, tree=args.server_tree,
+                            lag_probe_s=args.lag_probe_ms / 1000)
         server.start_stderr_drain()
         ctx = Ctx(server, redis, args)
         result = {"attack_name": args.attack, "store": args.store,
@@ -200,6 +233,11 @@ def table(result: dict[str, Any]) -> str:
                                           f"(x{result['p99_ratio']})"),
         ("rounds (quiet, attack) alternated", f"{result['rounds']} (kit nice "
                                               f"{result['kit_nice']})"),
+        ("honest slowest ack per round, quiet / attack",
+         f"{result['honest_max_ms_by_round']['quiet']} / "
+         f"{result['honest_max_ms_by_round']['attack']} ms"),
+        ("honest slowest attack acks (ms, s into the phase)",
+         json.dumps(result["honest_slowest_attack"])),
         ("honest moves quiet / attack", f"{q['n']} / {a['n']} (lost {a['lost']}, "
                                         f"rejected {a['rejected']})"),
         ("server CPU (and its workers) quiet → attack", f"{result['cpu_pct']['server_quiet']} → "
@@ -213,6 +251,14 @@ def table(result: dict[str, Any]) -> str:
     if result["redis_after_mb"] is not None:
         rows.append(("redis used before → after",
                      f"{result['redis_before_mb']} → {result['redis_after_mb']} MiB"))
+    for kind in ("quiet", "attack"):
+        probe = result["probe"].get(kind, {})
+        for key in ("runq_wait_ms_per_s", "runq_wait_per_wakeup_ms", "cpu_pct"):
+            if key in probe:
+                rows.append((f"{kind}: {key}", json.dumps(probe[key])))
+        for key in ("server_loop_lag", "server_move_ack", "append_move", "server_gc_pause"):
+            if probe.get(key, {}).get("n"):
+                rows.append((f"{kind}: {key}", json.dumps(probe[key])))
     for key, value in result["setup"].items():
         rows.append((f"  setup {key}", json.dumps(value) if isinstance(value, dict | list)
                      else str(value)))

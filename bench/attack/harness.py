@@ -114,22 +114,45 @@ class RedisProc:
         stop_child(self.proc)
 
 
+# ``solrace serve`` with the node's event-loop-lag probe waking every argv[1] seconds
+# instead of the production interval (``server.metrics.LOOP_LAG_INTERVAL_S``, read by the
+# probe at each wake-up): short stalls then show in ``solrace_event_loop_lag_seconds``.
+# Inline, not a module of the kit, so that it runs against another tree's server too.
+LAG_PROBE_MAIN = (
+    "import sys\n"
+    "import server.metrics\n"
+    "server.metrics.LOOP_LAG_INTERVAL_S = float(sys.argv.pop(1))\n"
+    "from client_cli.main import main\n"
+    "sys.argv[0] = 'solrace'\n"
+    "sys.exit(main())\n"
+)
+
+
 class ServerProc:
     """``solrace serve --host 127.0.0.1 --port 0`` as a child process; its URL comes from
     the one line it prints when ready."""
 
     def __init__(self, redis_url: str = "", extra: list[str] | None = None,
-                 profile: str = "") -> None:
+                 profile: str = "", tree: str = "", lag_probe_s: float = 0.0) -> None:
         exe = Path(sys.executable).with_name("solrace")
         cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "client_cli.main"]
+        if lag_probe_s:  # the same server, its loop-lag probe at this interval
+            cmd = [sys.executable, "-c", LAG_PROBE_MAIN, str(lag_probe_s)]
         if profile:  # cProfile writes the stats when serve returns (it does on SIGTERM)
             cmd = [sys.executable, "-m", "cProfile", "-o", profile, "-m", "client_cli.main"]
         cmd += ["serve", "--host", "127.0.0.1", "--port", "0", *(extra or [])]
         if redis_url:
             cmd += ["--redis", redis_url]
         self.cmd = cmd
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if tree:  # another tree's server (a base commit) under this kit: on its path
+            # first, and its working directory (``-c`` puts the cwd first on sys.path)
+            env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
+            if profile:
+                profile = os.path.abspath(profile)
+                cmd[cmd.index("-o") + 1] = profile
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                     text=True, env=env, cwd=tree or None)
         self.url = self._read_url()
         self.port = int(self.url.rsplit(":", 1)[1])
         # Drain stderr in the background so a chatty server never blocks on a full pipe.

@@ -21,3 +21,18 @@ def test_the_kit_alternates_phases_and_counts_refusals() -> None:
     assert quiet["n"] > 0 and attack["n"] > 0 and attack["lost"] == attack["rejected"] == 0
     assert set(result["cpu_pct"]) == {"server_quiet", "server_attack", "kit_quiet",
                                       "kit_attack"}
+    # The probe section (bench/attack/probes.py): the server's own count of acked moves
+    # in each kind of phase is the honest player's (it is the only one moving), up to a
+    # move per phase boundary (a move sent just before a boundary is acked after it);
+    # every process's run-queue wait is reported, and the loop-lag probe ran.
+    probe = result["probe"]
+    for kind, honest in (("quiet", quiet), ("attack", attack)):
+        acked = probe[kind]["server_move_ack"]["n"]
+        assert abs(acked - honest["n"]) <= 2 * result["rounds"], (kind, acked, honest)
+        assert set(probe[kind]["runq_wait_ms_per_s"]) == {"server", "honest", "kit"}
+        assert probe[kind]["server_loop_lag"]["n"] > 0
+    assert len(result["honest_max_ms_by_round"]["attack"]) == 2
+    slowest = result["honest_slowest_attack"]
+    assert len(slowest) == min(5, attack["n"])
+    assert [ms for ms, _ in slowest] == sorted((ms for ms, _ in slowest), reverse=True)
+    assert slowest[0][0] == attack["max_ms"] and all(at >= 0 for _, at in slowest)
