@@ -92,6 +92,20 @@ class Gate(Protocol):
         """An admitted connection ended."""
 
 
+class Sink(Protocol):
+    """Who receives a connection's messages as they arrive (``Connection``)."""
+
+    def take(self, frame: bytes) -> bool:
+        """Handle a complete binary frame now (True), or False: it goes to websockets'
+        assembler, and ``queued`` follows."""
+
+    def queued(self) -> None:
+        """A complete message went to websockets' assembler, to be received in turn."""
+
+    def lost(self) -> None:
+        """The TCP connection ended."""
+
+
 class GuardedConnection(ServerConnection):
     """A ``ServerConnection`` with a ping budget and a write-buffer cap (module docstring).
 
@@ -103,6 +117,8 @@ class GuardedConnection(ServerConnection):
     # Loop time the node's keepalive ping was sent and no pong came since (None: none
     # outstanding). Pinged by server/keepalive.py, not by a websockets task per connection.
     ping_sent: float | None = None
+    sink: Sink | None = None  # messages go there as they arrive (``attach``)
+    fragmented = False  # a fragmented message is being received (its frames: assembler)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -115,6 +131,39 @@ class GuardedConnection(ServerConnection):
         self.drain_waiters = []  # type: ignore[assignment]
         self._protocol_recv_frame = self.protocol.recv_frame
         setattr(self.protocol, "recv_frame", self._recv_frame)  # noqa: B010 - an instance hook
+
+    # ------------------------------------------------------------------ frames in
+    def attach(self, sink: Sink) -> int:
+        """Send every complete message to ``sink`` from now on (``process_event``): a
+        complete binary frame to ``sink.take`` first, anything else (or what it does not
+        take) to websockets' assembler with ``sink.queued()`` per complete message.
+        Returns the number of complete messages already in the assembler."""
+        self.sink = sink
+        held = list(self.recv_messages.frames.queue)
+        self.fragmented = bool(held) and not held[-1].fin
+        return sum(1 for frame in held if frame.fin)
+
+    def detach(self) -> None:
+        """Frames go to websockets' assembler only again (the sink is done)."""
+        self.sink = None
+
+    def process_event(self, event: Any) -> None:
+        """A parsed frame (or the handshake request): a complete binary frame to the sink
+        (``attach``) if it takes it; every other data frame to websockets' assembler,
+        counted for the sink, in arrival order."""
+        sink = self.sink
+        if sink is None or type(event) is not Frame:
+            super().process_event(event)
+            return
+        opcode = event.opcode
+        if (opcode is Opcode.BINARY and event.fin and not self.fragmented
+                and sink.take(event.data if type(event.data) is bytes else bytes(event.data))):
+            return
+        super().process_event(event)
+        if opcode is Opcode.BINARY or opcode is Opcode.TEXT or opcode is Opcode.CONT:
+            self.fragmented = not event.fin
+            if event.fin:
+                sink.queued()
 
     def outbound_bytes(self) -> int:
         """Bytes written to the transport and not yet sent to the peer."""
@@ -139,6 +188,9 @@ class GuardedConnection(ServerConnection):
         try:
             super().connection_lost(exc)
         finally:
+            sink, self.sink = self.sink, None
+            if sink is not None:
+                sink.lost()
             self._break_cycles()
             if self.gate is not None:
                 self.gate.release(self)

@@ -154,6 +154,12 @@ def _check_fields(fields: dict[str, Any], allowed: frozenset[str], what: str) ->
 class MemoryStore:
     """``Store`` kept in this process's memory (see ``server.store.base.Store``)."""
 
+    # Its calls need no task of their own (no ``asyncio.timeout``, nothing reads the
+    # current task) and ``append_move`` never waits: a connection judges, stores and
+    # acknowledges a move in the callback its frame arrived in (server/connection.py,
+    # ``Connection.take``). A store without it gets the run task's handling.
+    completes_inline = True
+
     def __init__(self) -> None:
         self._rooms: dict[str, _Room] = {}
         # (created_ms, code) of public rooms, ascending; finished or expired ones are
