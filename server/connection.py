@@ -14,6 +14,7 @@ import itertools
 import logging
 import struct
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -36,6 +37,7 @@ from protocol import messages as m
 
 from . import legal, lobby, race
 from .credits import Credits
+from .metrics import error_kind
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -128,6 +130,50 @@ class _Resume:
                     return
 
 
+# Per store, its synchronous append for ``race.play_now`` (None: it has none), timed as
+# ``metrics.InstrumentedStore`` times ``append_move`` when the server's store is one.
+_appends: weakref.WeakKeyDictionary[Any, Callable[..., None] | None] = (
+    weakref.WeakKeyDictionary())
+
+
+def _append_now(server: Any) -> Callable[..., None] | None:
+    """The server's store's ``append_move_now`` when it may stand for ``append_move``
+    (``MemoryStore.appends_now``), with the store call's latency and failures counted;
+    None otherwise. Made once per store."""
+    store = server.store
+    try:
+        return _appends[store]
+    except KeyError:
+        pass
+    appends_now = getattr(store, "appends_now", None)
+    plain = getattr(store, "append_move_now", None)
+    append: Callable[..., None] | None = None
+    if plain is not None and appends_now is not None and appends_now() is True:
+        append = plain
+        if hasattr(store, "wrapped"):  # metrics.InstrumentedStore: time it as it would
+            append = _timed(plain, server.metrics)
+    _appends[store] = append
+    return append
+
+
+def _timed(append: Callable[..., None], metrics: Any) -> Callable[..., None]:
+    observe = metrics.store_latency.labels("append_move").observe
+    errors = metrics.store_errors
+    clock = time.perf_counter
+
+    def timed(*args: Any, **kwargs: Any) -> None:
+        started = clock()
+        try:
+            append(*args, **kwargs)
+        except Exception as exc:
+            errors.labels("append_move", error_kind(exc)).inc()
+            raise
+        finally:
+            observe(clock() - started)
+
+    return timed
+
+
 class Server(lobby.Server, Protocol):
     """The node as a connection sees it (``app.Server`` is one)."""
 
@@ -152,7 +198,7 @@ class Connection:
     writes it first, so the connection's frames keep their order."""
 
     __slots__ = (
-        "_busy", "_closing", "_credits", "_ctx", "_deferred", "_idle_timer", "_inline",
+        "_append", "_busy", "_closing", "_credits", "_ctx", "_deferred", "_idle_timer", "_inline",
         "_last_in", "_loop", "_lost", "_queue", "_queued_bytes", "_stopped", "_unflushed",
         "_unflushed_frames", "_waiting", "_wake", "_work", "_writer_task",
         "address", "batched", "bot", "config", "hello_done", "id", "legal_moves", "member",
@@ -199,7 +245,9 @@ class Connection:
         # messages (it is handling one, or some wait); only when False may a frame be
         # handled as it arrives.
         self._busy = True
-        self._inline = getattr(getattr(server, "store", None), "completes_inline", False) is True
+        store = getattr(server, "store", None)
+        self._inline = getattr(store, "completes_inline", False) is True
+        self._append = _append_now(server) if self._inline else None
         self._waiting = 0  # messages in websockets' assembler, for the run task, in order
         self._work: Coroutine[Any, Any, None] | _Resume | None = None  # handed to run
         self._wake: asyncio.Future[None] | None = None  # the idle run task waits on it
@@ -452,17 +500,24 @@ class Connection:
         started = time.perf_counter()
         msg = self._accept(frame)
         if msg is not None:
-            work = self._serve(msg, started)
+            work: Coroutine[Any, Any, None] | _Resume | None
             if type(msg) is m.Move and self._inline:
-                ctx = self._ctx
-                try:
-                    yielded = work.send(None) if ctx is None else ctx.run(work.send, None)
-                except StopIteration:
-                    pass
-                else:  # it suspended (a store step that waits): the run task goes on
-                    self._hand_over(_Resume(work, yielded))
-                    return True
+                ctx = self._ctx or contextvars.copy_context()
+                append = self._append
+                if append is not None:  # no coroutine at all, unless a finish check follows
+                    work = ctx.run(self._move_now, msg, started, append)
+                else:
+                    work = self._serve(msg, started)
+                if work is not None:
+                    try:
+                        yielded = ctx.run(work.send, None)
+                    except StopIteration:
+                        work = None
+                    else:  # it suspended (a store step that waits): the run task goes on
+                        work = _Resume(work, yielded)
             else:
+                work = self._serve(msg, started)
+            if work is not None:
                 self._hand_over(work)
                 return True
         if self._closing is not None:
@@ -604,19 +659,56 @@ class Connection:
         try:
             if type(msg) is m.Move:  # the hot path: judged here, without _dispatch's frame
                 room, member = self._in_room()
-                reply = await race.play(room, member, msg)
-                if type(reply) is m.Rejected:
-                    self.send(reply)
-                else:
-                    self.server.metrics.move_latency.observe(time.perf_counter() - started)
+                self._replied(await race.play(room, member, msg), started)
             else:
                 await self._dispatch(msg)
-        except ProtocolError as exc:
+        except Exception as exc:
+            self._failed(exc, msg)
+
+    def _move_now(self, msg: m.Move, started: float,
+                  append: Callable[..., None]) -> Coroutine[Any, Any, None] | None:
+        """A move on a store that appends synchronously (``race.play_now``): answered
+        here, or the coroutine of what must wait (after its ack, if it was stored)."""
+        try:
+            room, member = self._in_room()
+            reply = race.play_now(room, member, msg, append)
+        except Exception as exc:
+            self._failed(exc, msg)
+            return None
+        if isinstance(reply, m.Accepted):
+            self.server.metrics.move_latency.observe(time.perf_counter() - started)
+            return None
+        if isinstance(reply, m.Rejected):
+            self.send(reply)
+            return None
+        return self._move_rest(reply, msg, started)
+
+    async def _move_rest(self, rest: Coroutine[Any, Any, Any], msg: m.Move,
+                         started: float) -> None:
+        try:
+            reply = await rest
+        except Exception as exc:
+            self._failed(exc, msg)
+            return
+        self._replied(reply, started)
+
+    def _replied(self, reply: m.Accepted | m.Rejected, started: float) -> None:
+        """A move's outcome: a rejection is sent (the ack was, by ``race``), an
+        acknowledged move's latency counted."""
+        if isinstance(reply, m.Rejected):
+            self.send(reply)
+        else:
+            self.server.metrics.move_latency.observe(time.perf_counter() - started)
+
+    def _failed(self, exc: Exception, msg: Any) -> None:
+        """``msg``'s handling raised ``exc``: its documented error (an unexpected one is
+        logged, and the client told ``internal``)."""
+        if isinstance(exc, ProtocolError):
             self._error(exc)
-        except StoreUnavailable:
+        elif isinstance(exc, StoreUnavailable):
             self._error(ProtocolError(Code.STORE_UNAVAILABLE))
-        except Exception:
-            log.exception("connection %s: %s failed", self.id, type(msg).__name__)
+        else:
+            log.error("connection %s: %s failed", self.id, type(msg).__name__, exc_info=exc)
             self._error(ProtocolError(Code.INTERNAL))
 
     def _error(self, exc: ProtocolError) -> None:

@@ -210,3 +210,25 @@ async def test_a_connection_that_closes_during_a_suspended_move_ends_cleanly(
     assert [e.move for e in log] == WIN_SEED_7[:2]  # both were received before the close
     (seat,) = await store.get_seats(code)
     assert not seat.connected
+
+
+async def test_the_synchronous_append_is_timed_and_stores_each_move_once() -> None:
+    """On the plain memory store a move takes ``append_move_now`` (no coroutine): each
+    is still one timed store call (``solrace_store_op_seconds{op="append_move"}``), and
+    the log holds every move once, in order."""
+    server = Server(ServerConfig(port=0, host="127.0.0.1", seed_source=lambda: 7,
+                                 rate_burst=100_000, rate_per_s=100_000.0, **ONE_HOST))
+    await server.start()
+    try:
+        client = await _solo(server)
+        moves = WIN_SEED_7[:30]
+        for seq, move in enumerate(moves, 1):
+            await client.send(m.Move(seq=seq, move=move))
+        acks = [await client.expect(m.Accepted) for _ in moves]
+        assert [a.seq for a in acks] == list(range(1, len(moves) + 1))
+        timed = server.metrics.store_latency.labels("append_move")
+        assert sum(timed.counts) == len(moves)
+        code = client.joined.code if client.joined else ""
+        assert [e.move for e in await server.store.read_log(code, 1)] == moves
+    finally:
+        await server.stop()
