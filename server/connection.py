@@ -14,7 +14,6 @@ import itertools
 import logging
 import struct
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -37,7 +36,6 @@ from protocol import messages as m
 
 from . import legal, lobby, race
 from .credits import Credits
-from .metrics import error_kind
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -130,48 +128,18 @@ class _Resume:
                     return
 
 
-# Per store, its synchronous append for ``race.play_now`` (None: it has none), timed as
-# ``metrics.InstrumentedStore`` times ``append_move`` when the server's store is one.
-_appends: weakref.WeakKeyDictionary[Any, Callable[..., None] | None] = (
-    weakref.WeakKeyDictionary())
-
-
 def _append_now(server: Any) -> Callable[..., None] | None:
     """The server's store's ``append_move_now`` when it may stand for ``append_move``
-    (``MemoryStore.appends_now``), with the store call's latency and failures counted;
-    None otherwise. Made once per store."""
+    (``MemoryStore.appends_now``: the memory store's own), else None. Not timed into
+    ``solrace_store_op_seconds`` as ``append_move`` is (``metrics.InstrumentedStore``):
+    an in-process call of about a microsecond, where the timer cost half as much again;
+    the move's own latency is ``solrace_move_ack_seconds``."""
     store = server.store
-    try:
-        return _appends[store]
-    except KeyError:
-        pass
     appends_now = getattr(store, "appends_now", None)
-    plain = getattr(store, "append_move_now", None)
-    append: Callable[..., None] | None = None
-    if plain is not None and appends_now is not None and appends_now() is True:
-        append = plain
-        if hasattr(store, "wrapped"):  # metrics.InstrumentedStore: time it as it would
-            append = _timed(plain, server.metrics)
-    _appends[store] = append
+    if appends_now is None or appends_now() is not True:
+        return None
+    append: Callable[..., None] = store.append_move_now
     return append
-
-
-def _timed(append: Callable[..., None], metrics: Any) -> Callable[..., None]:
-    observe = metrics.store_latency.labels("append_move").observe
-    errors = metrics.store_errors
-    clock = time.perf_counter
-
-    def timed(*args: Any, **kwargs: Any) -> None:
-        started = clock()
-        try:
-            append(*args, **kwargs)
-        except Exception as exc:
-            errors.labels("append_move", error_kind(exc)).inc()
-            raise
-        finally:
-            observe(clock() - started)
-
-    return timed
 
 
 class Server(lobby.Server, Protocol):
@@ -202,7 +170,7 @@ class Connection:
         "_last_in", "_loop", "_lost", "_queue", "_queued_bytes", "_stopped", "_unflushed",
         "_unflushed_frames", "_waiting", "_wake", "_work", "_writer_task",
         "address", "batched", "bot", "config", "hello_done", "id", "legal_moves", "member",
-        "name", "room", "rooms_used", "server", "ws",
+        "name", "receiving", "room", "rooms_used", "server", "ws",
     )
 
     # Bytes in the transport's buffer below which a frame is written at once (asyncio's
@@ -245,6 +213,7 @@ class Connection:
         # messages (it is handling one, or some wait); only when False may a frame be
         # handled as it arrives.
         self._busy = True
+        self.receiving = False  # set by the protocol while it hands frames over (``flush``)
         store = getattr(server, "store", None)
         self._inline = getattr(store, "completes_inline", False) is True
         self._append = _append_now(server) if self._inline else None
@@ -329,7 +298,8 @@ class Connection:
                 protocol.writes.append(binary_frame(frame))
             self._unflushed += len(frame)
             self._unflushed_frames += 1
-            if self._unflushed_frames == 1:
+            if self._unflushed_frames == 1 and not self.receiving:
+                # (while receiving, the protocol callback flushes at its end: ``flush``)
                 loop = self._loop
                 if loop is None:
                     loop = self._loop = asyncio.get_running_loop()
@@ -389,8 +359,14 @@ class Connection:
             self._emit(frame, buffered)
         return False
 
-    def _flush(self) -> None:
-        """Write the frames framed in this tick (one ``writelines``: one system call)."""
+    def unflushed(self) -> int:
+        """Frames framed and not written yet (``flush`` writes them)."""
+        return self._unflushed_frames
+
+    def flush(self) -> None:
+        """Write the frames framed so far: at the end of the tick (``_flush``), or of the
+        protocol callback that handed frames over (``receiving``). One ``writelines``:
+        one system call."""
         frames, self._unflushed_frames, self._unflushed = self._unflushed_frames, 0, 0
         ws = self.ws
         try:
@@ -407,6 +383,8 @@ class Connection:
             log.debug("connection %s: write failed", self.id, exc_info=True)
             return
         self.server.metrics.frames_out.inc(frames)
+
+    _flush = flush
 
     def outbound_bytes(self) -> int:
         """Bytes queued for this client and not yet sent: our queue, a deferred frame and
@@ -502,7 +480,9 @@ class Connection:
         if msg is not None:
             work: Coroutine[Any, Any, None] | _Resume | None
             if type(msg) is m.Move and self._inline:
-                ctx = self._ctx or contextvars.copy_context()
+                ctx = self._ctx
+                if ctx is None:  # (not reached: set whenever the run task goes idle)
+                    ctx = self._ctx = contextvars.copy_context()
                 append = self._append
                 if append is not None:  # no coroutine at all, unless a finish check follows
                     work = ctx.run(self._move_now, msg, started, append)

@@ -11,11 +11,13 @@ on Redis does."""
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import pytest
+from websockets.server import ServerProtocol
 
-from protocol import decode_server
+from protocol import decode_server, encode
 from protocol import messages as m
 from server.app import Server
 from server.config import ONE_HOST, ServerConfig
@@ -212,10 +214,10 @@ async def test_a_connection_that_closes_during_a_suspended_move_ends_cleanly(
     assert not seat.connected
 
 
-async def test_the_synchronous_append_is_timed_and_stores_each_move_once() -> None:
-    """On the plain memory store a move takes ``append_move_now`` (no coroutine): each
-    is still one timed store call (``solrace_store_op_seconds{op="append_move"}``), and
-    the log holds every move once, in order."""
+async def test_the_memory_store_appends_synchronously_each_move_once() -> None:
+    """On the plain memory store a move takes ``append_move_now``, no coroutine: the
+    store's timer of ``append_move`` (``solrace_store_op_seconds``, which times its
+    coroutine) never ran, and the log holds every move once, in order."""
     server = Server(ServerConfig(port=0, host="127.0.0.1", seed_source=lambda: 7,
                                  rate_burst=100_000, rate_per_s=100_000.0, **ONE_HOST))
     await server.start()
@@ -227,8 +229,73 @@ async def test_the_synchronous_append_is_timed_and_stores_each_move_once() -> No
         acks = [await client.expect(m.Accepted) for _ in moves]
         assert [a.seq for a in acks] == list(range(1, len(moves) + 1))
         timed = server.metrics.store_latency.labels("append_move")
-        assert sum(timed.counts) == len(moves)
+        assert sum(timed.counts) == 0
         code = client.joined.code if client.joined else ""
         assert [e.move for e in await server.store.read_log(code, 1)] == moves
     finally:
         await server.stop()
+
+
+def _client_frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
+    """A client's masked frame (RFC 6455 5.2), built here, not by websockets."""
+    mask = os.urandom(4)
+    first = (0x80 if fin else 0) | opcode
+    n = len(payload)
+    if n < 126:
+        head = bytes((first, 0x80 | n))
+    elif n < 65536:
+        head = bytes((first, 0x80 | 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((first, 0x80 | 127)) + n.to_bytes(8, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+async def test_whole_binary_frames_skip_websockets_parser_and_the_rest_keeps_its_order(
+        gated: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moves written together as whole frames are read by the guard itself (websockets'
+    parser is not fed at all); a write that mixes them with a ping, a fragmented
+    message and a move split over two writes is answered in the order sent, every
+    move once."""
+    server, _ = gated
+    client = await _solo(server)
+    fed: list[int] = []
+    original = ServerProtocol.receive_data
+
+    def counting(self: ServerProtocol, data: bytes) -> None:
+        fed.append(len(data))
+        original(self, data)
+
+    monkeypatch.setattr(ServerProtocol, "receive_data", counting)
+    moves = [encode(m.Move(seq=seq, move=move)) for seq, move in enumerate(WIN_SEED_7, 1)]
+    transport = client.ws.transport
+    transport.write(b"".join(_client_frame(0x2, frame) for frame in moves[:10]))
+    acks = [await client.expect(m.Accepted) for _ in range(10)]
+    assert [a.seq for a in acks] == list(range(1, 11))
+    assert fed == []  # websockets' parser never saw them
+    split = _client_frame(0x2, moves[13])
+    transport.write(
+        _client_frame(0x2, moves[10])
+        + _client_frame(0x9, b"are you there")  # a ping: websockets answers it
+        + _client_frame(0x2, moves[11][:3], fin=False) + _client_frame(0x0, moves[11][3:])
+        + _client_frame(0x2, moves[12])
+        + split[:5])  # half a header: the parser holds it
+    transport.write(split[5:] + _client_frame(0x2, moves[14]))
+    acks = [await client.expect(m.Accepted) for _ in range(5)]
+    assert [a.seq for a in acks] == list(range(11, 16))
+    assert fed  # the ping, the fragments and the split move went through websockets
+    fed.clear()
+    transport.write(b"".join(_client_frame(0x2, frame) for frame in moves[15:20]))
+    acks = [await client.expect(m.Accepted) for _ in range(5)]
+    assert [a.seq for a in acks] == list(range(16, 21))
+    assert fed == []  # back between frames: read by the guard again
+
+
+async def test_a_frame_over_the_size_limit_still_closes_with_1009(
+        server_factory: Any) -> None:
+    """A binary frame longer than ``ws_max_size`` is left to websockets, which fails
+    the connection as before (close code 1009), whether it comes whole or not."""
+    server = await server_factory(ws_max_size=1024)
+    client = await TestClient.connect(server.url, "big")
+    client.ws.transport.write(_client_frame(0x2, b"\x00" * 2048))
+    assert await client.closed()
+    assert client.ws.close_code == 1009
