@@ -22,6 +22,7 @@ from protocol import messages as m
 from server.app import Server
 from server.config import ONE_HOST, ServerConfig
 from server.connection import Connection
+from server.guard import GuardedConnection
 from server.store.memory import MemoryStore
 
 from .client import TestClient
@@ -299,3 +300,27 @@ async def test_a_frame_over_the_size_limit_still_closes_with_1009(
     client.ws.transport.write(_client_frame(0x2, b"\x00" * 2048))
     assert await client.closed()
     assert client.ws.close_code == 1009
+
+
+async def test_acks_are_written_before_the_callback_that_read_their_moves_returns(
+        gated: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The acks of the moves read in one ``data_received`` leave at its end (one write),
+    not from a flush callback later in the loop tick: nothing is left unwritten when it
+    returns."""
+    server, _ = gated
+    client = await _solo(server)
+    left: list[int] = []
+    original = GuardedConnection.data_received
+
+    def watching(self: GuardedConnection, data: bytes) -> None:
+        original(self, data)
+        sink = self.sink
+        if isinstance(sink, Connection):
+            left.append(sink.unflushed())
+
+    monkeypatch.setattr(GuardedConnection, "data_received", watching)
+    for seq, move in enumerate(WIN_SEED_7[:20], 1):
+        await client.send(m.Move(seq=seq, move=move))
+    acks = [await client.expect(m.Accepted) for _ in range(20)]
+    assert [a.seq for a in acks] == list(range(1, 21))
+    assert left and set(left) == {0}
