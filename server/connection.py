@@ -166,10 +166,10 @@ class Connection:
     writes it first, so the connection's frames keep their order."""
 
     __slots__ = (
-        "_append", "_busy", "_closing", "_credits", "_ctx", "_deferred", "_idle_timer", "_inline",
+        "_append", "_closing", "_credits", "_ctx", "_deferred", "_idle_timer", "_inline",
         "_last_in", "_loop", "_lost", "_queue", "_queued_bytes", "_stopped", "_unflushed",
         "_unflushed_frames", "_waiting", "_wake", "_work", "_writer_task",
-        "address", "batched", "bot", "config", "hello_done", "id", "legal_moves", "member",
+        "address", "batched", "bot", "busy", "config", "hello_done", "id", "legal_moves", "member",
         "name", "receiving", "room", "rooms_used", "server", "ws",
     )
 
@@ -212,7 +212,7 @@ class Connection:
         # Receiving (``take``, ``run``): True while the run task owns the stream of
         # messages (it is handling one, or some wait); only when False may a frame be
         # handled as it arrives.
-        self._busy = True
+        self.busy = True
         self.receiving = False  # set by the protocol while it hands frames over (``flush``)
         store = getattr(server, "store", None)
         self._inline = getattr(store, "completes_inline", False) is True
@@ -468,13 +468,13 @@ class Connection:
     def take(self, frame: bytes) -> bool:
         """A complete binary frame, as it arrives: handled now (True), or False when the
         run task is busy (or the connection closing): the caller queues it then."""
-        if self._busy or self._closing is not None:
+        if self.busy or self._closing is not None:
             return False
         loop = self._loop
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         self._last_in = loop.time()
-        self._busy = True
+        self.busy = True
         started = time.perf_counter()
         msg = self._accept(frame)
         if msg is not None:
@@ -504,7 +504,7 @@ class Connection:
             self._wake_run()  # the run task ends the connection
         elif self._idle_timer is None:
             self._arm_idle()
-        self._busy = False
+        self.busy = False
         return True
 
     def queued(self) -> None:
@@ -513,7 +513,7 @@ class Connection:
         self._waiting += 1
         if self._loop is not None:
             self._last_in = self._loop.time()
-        self._busy = True
+        self.busy = True
         self._wake_run()
 
     def lost(self) -> None:
@@ -571,7 +571,7 @@ class Connection:
                 else:  # nothing to do: frames are handled as they arrive (``take``)
                     self._ctx = contextvars.copy_context()
                     self._wake = wake = loop.create_future()
-                    self._busy = False
+                    self.busy = False
                     try:
                         await wake
                     finally:
@@ -580,7 +580,7 @@ class Connection:
                 if self._idle_timer is None:
                     self._arm_idle()  # left a room: the idle deadline applies again
         finally:
-            self._busy = True  # nothing more is handled as it arrives
+            self.busy = True  # nothing more is handled as it arrives
             detach = getattr(self.ws, "detach", None)
             if detach is not None:
                 detach()

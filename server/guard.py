@@ -114,6 +114,7 @@ class Sink(Protocol):
         """The TCP connection ended."""
 
     receiving: bool  # set while ``data_received`` runs: frames wait for its end
+    busy: bool  # ``take`` would say False now: a frame goes to websockets' assembler
 
     def unflushed(self) -> int:
         """Frames framed and not written yet."""
@@ -235,8 +236,9 @@ class GuardedConnection(ServerConnection):
             if end > size:
                 break  # incomplete (or its header is): websockets reads it from here
             if (first == 0x82 and second & 0x80 and (limit is None or length <= limit)
-                    and protocol.state is State.OPEN and protocol.current_size is None
-                    and not self.fragmented and self.cut is None):
+                    and not sink.busy and protocol.state is State.OPEN
+                    and protocol.current_size is None and not self.fragmented
+                    and self.cut is None):
                 if run >= 0:  # websockets first reads the frames before this one
                     super().data_received(data[run:pos])
                     run, fed = -1, True

@@ -42,9 +42,18 @@ from . import events as ev
 from . import views
 from .core import machine as core
 from .core.standing import opening
+from .metrics import error_kind
 from .room import Member, Room
 from .seeds import choose_seed
-from .store import LogEntry, RoomRecord, SeatRecord, SeqConflict, StaleEpoch, StoreUnavailable
+from .store import (
+    LogEntry,
+    RoomRecord,
+    SeatRecord,
+    SeqConflict,
+    StaleEpoch,
+    StoreError,
+    StoreUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -249,12 +258,15 @@ def play_now(room: Room, member: Member, msg: Move,
     try:
         append(room.code, member.seat, member.epoch, msg.seq, LogEntry(move, clock),
                event=event, **fields)
-    except StoreUnavailable:
-        return _unavailable(room, msg, member.seq + 1)
-    except SeqConflict as exc:
-        return _conflict(room, msg, member, exc)
-    except StaleEpoch:
-        return _stale(room, member, msg)
+    except StoreError as exc:  # counted as metrics.InstrumentedStore counts append_move's
+        room.server.metrics.store_errors.labels("append_move", error_kind(exc)).inc()
+        if isinstance(exc, StoreUnavailable):
+            return _unavailable(room, msg, member.seq + 1)
+        if isinstance(exc, SeqConflict):
+            return _conflict(room, msg, member, exc)
+        if isinstance(exc, StaleEpoch):
+            return _stale(room, member, msg)
+        raise
     ack = _stored(room, member, msg, judged)
     if status != "playing":
         return _finish_check(room, member.seat, status, ack)
