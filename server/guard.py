@@ -16,6 +16,14 @@ Failing stops the parser (websockets discards what follows, so no further pong i
 queues the close frame, and aborts the TCP connection ``close_timeout`` later if the peer
 did not finish the closing handshake (a peer that does not read never does).
 
+Messages are pushed to the connection (``attach``, a ``Sink``: server/connection.py),
+not pulled with ``recv()``: a complete binary frame goes to ``Sink.take`` as it arrives —
+read by the guard itself while websockets' parser sits between frames
+(``_read_frames``), else from websockets' own parser (``process_event``) — and anything
+the sink does not take then goes to websockets' assembler, counted for the sink, in
+arrival order (its ``max_queue`` pauses reading). The frames the sink writes while a
+``data_received`` runs are written at its end, in one write.
+
 It also decides, before websockets sees a TCP connection, whether the connection may
 go on (``Door``, the protocol the listening socket creates for every accepted
 connection; the server's ``Gate`` decides from the peer's address the moment the
