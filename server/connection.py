@@ -9,12 +9,13 @@ and answered with ``internal``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
 import struct
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
@@ -94,6 +95,53 @@ def wire_frame(payload: bytes) -> bytes:
     return wire
 
 
+class _Resume:
+    """Await a coroutine that was started outside any task and suspended: ``yielded`` is
+    what its ``send`` returned (the future it waits on, or None for a bare yield). The
+    awaiting task takes it from there exactly as if it had run the coroutine from the
+    start (what ``yield from`` does: every value, exception and cancel passes through)."""
+
+    __slots__ = ("_coro", "_yielded")
+
+    def __init__(self, coro: Coroutine[Any, Any, None], yielded: Any) -> None:
+        self._coro = coro
+        self._yielded = yielded
+
+    def __await__(self) -> Generator[Any, Any, None]:
+        coro, yielded = self._coro, self._yielded
+        del self._coro, self._yielded  # the task's frame holds them now
+        while True:
+            try:
+                sent = yield yielded
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # a cancel (or a failed future): the coroutine's
+                try:
+                    yielded = coro.throw(exc)
+                except StopIteration:
+                    return
+            else:
+                try:
+                    yielded = coro.send(sent)
+                except StopIteration:
+                    return
+
+
+def _append_now(server: Any) -> Callable[..., None] | None:
+    """The server's store's ``append_move_now`` when it may stand for ``append_move``
+    (``MemoryStore.appends_now``: the memory store's own), else None. Not timed into
+    ``solrace_store_op_seconds`` as ``append_move`` is (``metrics.InstrumentedStore``):
+    an in-process call of about a microsecond, where the timer cost half as much again;
+    the move's own latency is ``solrace_move_ack_seconds``."""
+    store = server.store
+    appends_now = getattr(store, "appends_now", None)
+    if appends_now is None or appends_now() is not True:
+        return None
+    append: Callable[..., None] = store.append_move_now
+    return append
+
+
 class Server(lobby.Server, Protocol):
     """The node as a connection sees it (``app.Server`` is one)."""
 
@@ -118,10 +166,11 @@ class Connection:
     writes it first, so the connection's frames keep their order."""
 
     __slots__ = (
-        "_closing", "_credits", "_deferred", "_idle_timer", "_last_in", "_loop", "_queue",
-        "_queued_bytes", "_stopped", "_unflushed", "_unflushed_frames", "_writer_task",
-        "address", "batched", "bot", "config", "hello_done", "id", "legal_moves", "member",
-        "name", "room", "rooms_used", "server", "ws",
+        "_append", "_closing", "_credits", "_ctx", "_deferred", "_idle_timer", "_inline",
+        "_last_in", "_loop", "_lost", "_queue", "_queued_bytes", "_stopped", "_unflushed",
+        "_unflushed_frames", "_waiting", "_wake", "_work", "_writer_task",
+        "address", "batched", "bot", "busy", "config", "hello_done", "id", "legal_moves", "member",
+        "name", "receiving", "room", "rooms_used", "server", "ws",
     )
 
     # Bytes in the transport's buffer below which a frame is written at once (asyncio's
@@ -160,6 +209,21 @@ class Connection:
         # The loop the connection is served on, found at its first frame sent (each
         # get_running_loop() costs a getpid() on Python 3.11: this is once per ack).
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Receiving (``take``, ``run``): True while the run task owns the stream of
+        # messages (it is handling one, or some wait); only when False may a frame be
+        # handled as it arrives.
+        self.busy = True
+        self.receiving = False  # set by the protocol while it hands frames over (``flush``)
+        store = getattr(server, "store", None)
+        self._inline = getattr(store, "completes_inline", False) is True
+        self._append = _append_now(server) if self._inline else None
+        self._waiting = 0  # messages in websockets' assembler, for the run task, in order
+        self._work: Coroutine[Any, Any, None] | _Resume | None = None  # handed to run
+        self._wake: asyncio.Future[None] | None = None  # the idle run task waits on it
+        self._lost = False  # the TCP connection ended
+        # The run task's context (log fields: server/logs.py) as of when it went idle: a
+        # move handled as it arrives runs in it, so it logs what the task would.
+        self._ctx: contextvars.Context | None = None
 
     # ------------------------------------------------------------------ sending
     def send(self, message: Any) -> None:
@@ -234,7 +298,8 @@ class Connection:
                 protocol.writes.append(binary_frame(frame))
             self._unflushed += len(frame)
             self._unflushed_frames += 1
-            if self._unflushed_frames == 1:
+            if self._unflushed_frames == 1 and not self.receiving:
+                # (while receiving, the protocol callback flushes at its end: ``flush``)
                 loop = self._loop
                 if loop is None:
                     loop = self._loop = asyncio.get_running_loop()
@@ -294,8 +359,14 @@ class Connection:
             self._emit(frame, buffered)
         return False
 
-    def _flush(self) -> None:
-        """Write the frames framed in this tick (one ``writelines``: one system call)."""
+    def unflushed(self) -> int:
+        """Frames framed and not written yet (``flush`` writes them)."""
+        return self._unflushed_frames
+
+    def flush(self) -> None:
+        """Write the frames framed so far: at the end of the tick (``_flush``), or of the
+        protocol callback that handed frames over (``receiving``). One ``writelines``:
+        one system call."""
         frames, self._unflushed_frames, self._unflushed = self._unflushed_frames, 0, 0
         ws = self.ws
         try:
@@ -312,6 +383,8 @@ class Connection:
             log.debug("connection %s: write failed", self.id, exc_info=True)
             return
         self.server.metrics.frames_out.inc(frames)
+
+    _flush = flush
 
     def outbound_bytes(self) -> int:
         """Bytes queued for this client and not yet sent: our queue, a deferred frame and
@@ -382,26 +455,138 @@ class Connection:
         else:  # a frame came meanwhile: wait for the rest of the new silence
             self._arm_idle()
 
+    # Receiving is push, not pull: websockets' protocol callback hands each complete
+    # frame to ``take`` (server/guard.py, ``GuardedConnection.process_event``). While
+    # the run task is idle, a binary frame is decoded there and then, and a move on a
+    # store whose calls complete inline (the memory store) is judged, stored and
+    # acknowledged in that same callback: no future, no task wake-up, no coroutine
+    # frames resumed per move (docs/SERVER.md "One move"). Anything else (other
+    # messages, a move on Redis, a handling that suspends) is the run task's, one at a
+    # time: frames arriving meanwhile go to websockets' assembler, in order, and it
+    # pauses reading past its high-water mark (``max_queue``: backpressure, as when
+    # the run task pulled every frame with ``recv()``).
+    def take(self, frame: bytes) -> bool:
+        """A complete binary frame, as it arrives: handled now (True), or False when the
+        run task is busy (or the connection closing): the caller queues it then."""
+        if self.busy or self._closing is not None:
+            return False
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        self._last_in = loop.time()
+        self.busy = True
+        started = time.perf_counter()
+        msg = self._accept(frame)
+        if msg is not None:
+            work: Coroutine[Any, Any, None] | _Resume | None
+            if type(msg) is m.Move and self._inline:
+                ctx = self._ctx
+                if ctx is None:  # (not reached: set whenever the run task goes idle)
+                    ctx = self._ctx = contextvars.copy_context()
+                append = self._append
+                if append is not None:  # no coroutine at all, unless a finish check follows
+                    work = ctx.run(self._move_now, msg, started, append)
+                else:
+                    work = self._serve(msg, started)
+                if work is not None:
+                    try:
+                        yielded = ctx.run(work.send, None)
+                    except StopIteration:
+                        work = None
+                    else:  # it suspended (a store step that waits): the run task goes on
+                        work = _Resume(work, yielded)
+            else:
+                work = self._serve(msg, started)
+            if work is not None:
+                self._hand_over(work)
+                return True
+        if self._closing is not None:
+            self._wake_run()  # the run task ends the connection
+        elif self._idle_timer is None:
+            self._arm_idle()
+        self.busy = False
+        return True
+
+    def queued(self) -> None:
+        """A complete message went to websockets' assembler (``take`` said False, or it
+        was not a complete binary frame): the run task receives it, in turn."""
+        self._waiting += 1
+        if self._loop is not None:
+            self._last_in = self._loop.time()
+        self.busy = True
+        self._wake_run()
+
+    def lost(self) -> None:
+        """The TCP connection ended: the run task finishes what is queued, then ends."""
+        self._lost = True
+        self._wake_run()
+
+    def _hand_over(self, work: Coroutine[Any, Any, None] | _Resume) -> None:
+        self._work = work
+        self._wake_run()
+
+    def _wake_run(self) -> None:
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    def _attach(self) -> None:
+        """Take the frames from websockets: from now on they come to ``take``/``queued``.
+        Messages already in its assembler (sent right after the handshake) are counted
+        for the run task."""
+        ws = self.ws
+        attach = getattr(ws, "attach", None)
+        if attach is None:  # a plain ServerConnection (not guard.py's): pull every frame
+            self._waiting = -1
+            return
+        self._waiting = attach(self)
+
     async def run(self) -> None:
         """Serve the connection until it closes; then leave its room."""
         self.server.metrics.connections.inc()
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         recv = self.ws.recv
         self._last_in = loop.time()
         if self._closing is not None:  # refused at the door (shutting down, address cap)
             self._start_writer()
         try:
             self._arm_idle()
+            self._attach()
             while self._closing is None:
-                try:
-                    frame = await recv()
-                except ConnectionClosed:
+                work = self._work
+                if work is not None:
+                    self._work = None
+                    await work
+                elif self._waiting:
+                    if self._waiting > 0:
+                        self._waiting -= 1
+                    try:
+                        frame = await recv()
+                    except ConnectionClosed:
+                        break
+                    self._last_in = loop.time()
+                    await self._handle(frame)
+                elif self._lost:
                     break
-                self._last_in = loop.time()
-                await self._handle(frame)
+                else:  # nothing to do: frames are handled as they arrive (``take``)
+                    self._ctx = contextvars.copy_context()
+                    self._wake = wake = loop.create_future()
+                    self.busy = False
+                    try:
+                        await wake
+                    finally:
+                        self._wake = None
+                    continue
                 if self._idle_timer is None:
                     self._arm_idle()  # left a room: the idle deadline applies again
         finally:
+            self.busy = True  # nothing more is handled as it arrives
+            detach = getattr(self.ws, "detach", None)
+            if detach is not None:
+                detach()
+            work, self._work, self._ctx = self._work, None, None
+            if isinstance(work, Coroutine):
+                work.close()  # never started: the connection closed first
             if self._idle_timer is not None:
                 self._idle_timer.cancel()
                 self._idle_timer = None
@@ -421,40 +606,89 @@ class Connection:
             self.server.metrics.connections.dec()
 
     async def _handle(self, frame: bytes | str) -> None:
-        metrics = self.server.metrics
-        metrics.frames_in.inc()
+        """One message the run task received itself (from websockets' assembler)."""
         started = time.perf_counter()
+        msg = self._accept(frame)
+        if msg is not None:
+            await self._serve(msg, started)
+
+    def _accept(self, frame: bytes | str) -> Any:
+        """Count, charge and decode ``frame``: its message, or None when it was answered
+        with an error here (rate limited, undecodable)."""
+        self.server.metrics.frames_in.inc()
         if not self._credits.take():
             self._error(ProtocolError(Code.RATE_LIMITED, "too many messages; slow down"))
-            return
+            return None
         try:
             # A text frame is refused by the decoder (bad_frame): the protocol is binary.
             msg = decode_client(frame, self.config.max_frame)
         except DecodeError as exc:
             self._error(exc)
-            return
+            return None
         if type(msg) is not m.Move:  # (a move costs one credit: no further test)
             heavy = isinstance(msg, _HEAVY) or (isinstance(msg, m.Hello) and msg.token is not None)
             if heavy and not self._credits.take(self.config.rate_cost_heavy - 1):
                 self._credits.credits += 1  # refund: the message is dropped, not half-charged
                 self._error(ProtocolError(Code.RATE_LIMITED, "too many rooms requests; slow down"))
-                return
+                return None
+        return msg
+
+    async def _serve(self, msg: Any, started: float) -> None:
+        """Carry out a decoded message (``started``: when its frame was taken); every
+        failure becomes its documented error."""
         try:
             if type(msg) is m.Move:  # the hot path: judged here, without _dispatch's frame
                 room, member = self._in_room()
-                reply = await race.play(room, member, msg)
-                if type(reply) is m.Rejected:
-                    self.send(reply)
-                else:
-                    metrics.move_latency.observe(time.perf_counter() - started)
+                self._replied(await race.play(room, member, msg), started)
             else:
                 await self._dispatch(msg)
-        except ProtocolError as exc:
+        except Exception as exc:
+            self._failed(exc, msg)
+
+    def _move_now(self, msg: m.Move, started: float,
+                  append: Callable[..., None]) -> Coroutine[Any, Any, None] | None:
+        """A move on a store that appends synchronously (``race.play_now``): answered
+        here, or the coroutine of what must wait (after its ack, if it was stored)."""
+        try:
+            room, member = self._in_room()
+            reply = race.play_now(room, member, msg, append)
+        except Exception as exc:
+            self._failed(exc, msg)
+            return None
+        if isinstance(reply, m.Accepted):
+            self.server.metrics.move_latency.observe(time.perf_counter() - started)
+            return None
+        if isinstance(reply, m.Rejected):
+            self.send(reply)
+            return None
+        return self._move_rest(reply, msg, started)
+
+    async def _move_rest(self, rest: Coroutine[Any, Any, Any], msg: m.Move,
+                         started: float) -> None:
+        try:
+            reply = await rest
+        except Exception as exc:
+            self._failed(exc, msg)
+            return
+        self._replied(reply, started)
+
+    def _replied(self, reply: m.Accepted | m.Rejected, started: float) -> None:
+        """A move's outcome: a rejection is sent (the ack was, by ``race``), an
+        acknowledged move's latency counted."""
+        if isinstance(reply, m.Rejected):
+            self.send(reply)
+        else:
+            self.server.metrics.move_latency.observe(time.perf_counter() - started)
+
+    def _failed(self, exc: Exception, msg: Any) -> None:
+        """``msg``'s handling raised ``exc``: its documented error (an unexpected one is
+        logged, and the client told ``internal``)."""
+        if isinstance(exc, ProtocolError):
             self._error(exc)
-        except StoreUnavailable:
+        elif isinstance(exc, StoreUnavailable):
             self._error(ProtocolError(Code.STORE_UNAVAILABLE))
-        except Exception:
-            log.exception("connection %s: %s failed", self.id, type(msg).__name__)
+        else:
+            log.error("connection %s: %s failed", self.id, type(msg).__name__, exc_info=exc)
             self._error(ProtocolError(Code.INTERNAL))
 
     def _error(self, exc: ProtocolError) -> None:

@@ -16,6 +16,14 @@ Failing stops the parser (websockets discards what follows, so no further pong i
 queues the close frame, and aborts the TCP connection ``close_timeout`` later if the peer
 did not finish the closing handshake (a peer that does not read never does).
 
+Messages are pushed to the connection (``attach``, a ``Sink``: server/connection.py),
+not pulled with ``recv()``: a complete binary frame goes to ``Sink.take`` as it arrives —
+read by the guard itself while websockets' parser sits between frames
+(``_read_frames``), else from websockets' own parser (``process_event``) — and anything
+the sink does not take then goes to websockets' assembler, counted for the sink, in
+arrival order (its ``max_queue`` pauses reading). The frames the sink writes while a
+``data_received`` runs are written at its end, in one write.
+
 It also decides, before websockets sees a TCP connection, whether the connection may
 go on (``Door``, the protocol the listening socket creates for every accepted
 connection; the server's ``Gate`` decides from the peer's address the moment the
@@ -45,6 +53,12 @@ from websockets.asyncio.server import ServerConnection
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
 from websockets.server import ServerProtocol
+from websockets.streams import StreamReader
+
+try:  # websockets' C unmasking, as its own parser uses (the pure-Python one otherwise)
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover - a websockets build without its extension
+    from websockets.utils import apply_mask
 
 from protocol import Code
 
@@ -53,6 +67,8 @@ from .credits import Credits
 
 log = logging.getLogger(__name__)
 
+# Where websockets' parser waits between frames (``GuardedConnection._parser_at_boundary``).
+_AT_EOF = StreamReader.at_eof.__code__
 POLICY_VIOLATION = 1008  # the websocket close code of both cuts (RFC 6455, 7.4.1)
 INTERNAL_ERROR = 1011  # a keepalive ping unanswered (what websockets' keepalive sends)
 # A refused connection: the request head is read (closing a socket with unread input
@@ -92,6 +108,29 @@ class Gate(Protocol):
         """An admitted connection ended."""
 
 
+class Sink(Protocol):
+    """Who receives a connection's messages as they arrive (``Connection``)."""
+
+    def take(self, frame: bytes) -> bool:
+        """Handle a complete binary frame now (True), or False: it goes to websockets'
+        assembler, and ``queued`` follows."""
+
+    def queued(self) -> None:
+        """A complete message went to websockets' assembler, to be received in turn."""
+
+    def lost(self) -> None:
+        """The TCP connection ended."""
+
+    receiving: bool  # set while ``data_received`` runs: frames wait for its end
+    busy: bool  # ``take`` would say False now: a frame goes to websockets' assembler
+
+    def unflushed(self) -> int:
+        """Frames framed and not written yet."""
+
+    def flush(self) -> None:
+        """Write them (one system call)."""
+
+
 class GuardedConnection(ServerConnection):
     """A ``ServerConnection`` with a ping budget and a write-buffer cap (module docstring).
 
@@ -103,6 +142,9 @@ class GuardedConnection(ServerConnection):
     # Loop time the node's keepalive ping was sent and no pong came since (None: none
     # outstanding). Pinged by server/keepalive.py, not by a websockets task per connection.
     ping_sent: float | None = None
+    sink: Sink | None = None  # messages go there as they arrive (``attach``)
+    at_boundary = False  # websockets' parser is between frames (``_parser_at_boundary``)
+    fragmented = False  # a fragmented message is being received (its frames: assembler)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -115,6 +157,114 @@ class GuardedConnection(ServerConnection):
         self.drain_waiters = []  # type: ignore[assignment]
         self._protocol_recv_frame = self.protocol.recv_frame
         setattr(self.protocol, "recv_frame", self._recv_frame)  # noqa: B010 - an instance hook
+
+    # ------------------------------------------------------------------ frames in
+    def attach(self, sink: Sink) -> int:
+        """Send every complete message to ``sink`` from now on (``process_event``): a
+        complete binary frame to ``sink.take`` first, anything else (or what it does not
+        take) to websockets' assembler with ``sink.queued()`` per complete message.
+        Returns the number of complete messages already in the assembler."""
+        self.sink = sink
+        held = list(self.recv_messages.frames.queue)
+        self.fragmented = bool(held) and not held[-1].fin
+        return sum(1 for frame in held if frame.fin)
+
+    def detach(self) -> None:
+        """Frames go to websockets' assembler only again (the sink is done)."""
+        self.sink = None
+
+    def process_event(self, event: Any) -> None:
+        """A parsed frame (or the handshake request): a complete binary frame to the sink
+        (``attach``) if it takes it; every other data frame to websockets' assembler,
+        counted for the sink, in arrival order."""
+        sink = self.sink
+        if sink is None or type(event) is not Frame:
+            super().process_event(event)
+            return
+        opcode = event.opcode
+        if (opcode is Opcode.BINARY and event.fin and not self.fragmented
+                and sink.take(event.data if type(event.data) is bytes else bytes(event.data))):
+            return
+        super().process_event(event)
+        if opcode is Opcode.BINARY or opcode is Opcode.TEXT or opcode is Opcode.CONT:
+            self.fragmented = not event.fin
+            if event.fin:
+                sink.queued()
+
+    def _parser_at_boundary(self) -> bool:
+        """Whether websockets' parser holds nothing of a frame: its reader's buffer is
+        empty and the parser waits for the next frame's first byte (suspended in
+        ``StreamReader.at_eof``, not inside ``Frame.parse``). Remembered in
+        ``at_boundary`` (``_read_frames`` only ever gives it whole frames after that)."""
+        protocol = self.protocol
+        if protocol.reader.buffer or protocol.debug:
+            return False
+        parser: Any = protocol.parser  # a generator: its gi_yieldfrom chain, to the innermost
+        while True:
+            inner = parser.gi_yieldfrom
+            if inner is None:
+                break
+            parser = inner
+        self.at_boundary = parser.gi_code is _AT_EOF
+        return self.at_boundary
+
+    def _read_frames(self, sink: Sink, data: bytes) -> bool:
+        """Read ``data`` ourselves, websockets' parser being at a frame boundary: each
+        complete, masked, unfragmented binary frame (FIN set, no reserved bit, within
+        the size limit) while the connection is open goes to ``sink.take`` unmasked —
+        what websockets' parser would have made of it (``Frame.parse``, ``recv_frame``)
+        without its generator, ``Frame`` and events. Everything else (control frames,
+        text, fragments, a frame the sink does not take now, an incomplete last frame,
+        anything after a close) goes to websockets as it is, in order: runs of whole
+        frames, which leave its parser at a boundary, or the rest of ``data`` from an
+        incomplete frame on, after which its parser is mid-frame until it is found at a
+        boundary again (``_parser_at_boundary``). True if websockets was given some."""
+        protocol = self.protocol
+        limit = protocol.max_message_size
+        if protocol.max_fragment_size is not None:
+            limit = (protocol.max_fragment_size if limit is None
+                     else min(limit, protocol.max_fragment_size))
+        size = len(data)
+        pos = 0
+        run = -1  # the start of frames for websockets, not given to it yet
+        fed = False
+        while size - pos >= 2:
+            first, second = data[pos], data[pos + 1]
+            length = second & 0x7F
+            head = pos + 2
+            if length == 126:
+                length = int.from_bytes(data[head:head + 2])
+                head += 2
+            elif length == 127:
+                length = int.from_bytes(data[head:head + 8])
+                head += 8
+            if second & 0x80:
+                head += 4
+            end = head + length
+            if end > size:
+                break  # incomplete (or its header is): websockets reads it from here
+            if (first == 0x82 and second & 0x80 and (limit is None or length <= limit)
+                    and not sink.busy and protocol.state is State.OPEN
+                    and protocol.current_size is None and not self.fragmented
+                    and self.cut is None):
+                if run >= 0:  # websockets first reads the frames before this one
+                    super().data_received(data[run:pos])
+                    run, fed = -1, True
+                    continue  # (which may have closed the connection, or left it busy)
+                if sink.take(apply_mask(data[head:end], data[head - 4:head])):
+                    pos = end
+                    continue
+            if run < 0:
+                run = pos
+            pos = end
+        if run < 0:
+            run = pos
+        if run < size:
+            if pos < size:  # an incomplete frame: the parser stops inside it
+                self.at_boundary = False
+            super().data_received(data[run:] if run else data)
+            fed = True
+        return fed
 
     def outbound_bytes(self) -> int:
         """Bytes written to the transport and not yet sent to the peer."""
@@ -139,6 +289,9 @@ class GuardedConnection(ServerConnection):
         try:
             super().connection_lost(exc)
         finally:
+            sink, self.sink = self.sink, None
+            if sink is not None:
+                sink.lost()
             self._break_cycles()
             if self.gate is not None:
                 self.gate.release(self)
@@ -164,8 +317,26 @@ class GuardedConnection(ServerConnection):
             parser_exc.__traceback__ = None
 
     def data_received(self, data: bytes) -> None:
-        """Feed the protocol (which may write pongs), then check the write buffer."""
-        super().data_received(data)
+        """Feed the protocol (which may write pongs; the sink handles the messages) — or
+        read the sink's frames ourselves (``_read_frames``) —, write what the sink framed
+        meanwhile, then check the write buffer."""
+        sink = self.sink
+        if sink is None:
+            super().data_received(data)
+        else:
+            # The acks of the moves in ``data`` leave at the end of this callback, in one
+            # write, instead of a flush callback per connection at the end of the tick.
+            sink.receiving = True
+            try:
+                if self.at_boundary or self._parser_at_boundary():
+                    if not self._read_frames(sink, data):
+                        return  # websockets wrote nothing (no pong): the acks are bounded
+                else:
+                    super().data_received(data)
+            finally:
+                sink.receiving = False
+                if sink.unflushed():
+                    sink.flush()
         if self.cut is None and self.outbound_bytes() > self.config.max_outbound_bytes:
             self.cut_off(Code.SLOW_CONSUMER)
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 import msgspec
 
@@ -41,9 +42,18 @@ from . import events as ev
 from . import views
 from .core import machine as core
 from .core.standing import opening
+from .metrics import error_kind
 from .room import Member, Room
 from .seeds import choose_seed
-from .store import LogEntry, RoomRecord, SeatRecord, SeqConflict, StaleEpoch, StoreUnavailable
+from .store import (
+    LogEntry,
+    RoomRecord,
+    SeatRecord,
+    SeqConflict,
+    StaleEpoch,
+    StoreError,
+    StoreUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -199,12 +209,78 @@ async def new_round(room: Room, keep: tuple[int, ...]) -> None:
 
 
 # ---------------------------------------------------------------------------- moves
+# A judged move, between ``_judge`` and the store: (game after it, its canonical text,
+# clock, status, progress_ms, deliberate, state hash, revealed, bot-like mark, the seat
+# fields and the event to store with it).
+_Judged = tuple[engine.Game, str, int, SeatStatus, int | None, bool, int, list[Any], bool,
+                dict[str, object], bytes]
+
+
 async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
     """Judge and store one move; the reply for the player. The seat is the connection's
     own (bound at join/resume): a client cannot name another seat. One store call stores
     the move and publishes its ``Moved`` event (docs/SERVER.md "One move"); the ack is
     queued as soon as it returns, and nothing else waits on the connection's path but
     the core's finish check after a move that ended the seat's race."""
+    judged = _judge(room, member, msg)
+    if isinstance(judged, Rejected):
+        return judged
+    _, move, clock, status, _, _, _, _, _, fields, event = judged
+    try:
+        await room.store.append_move(
+            room.code, member.seat, member.epoch, msg.seq, LogEntry(move, clock),
+            event=event, **fields)
+    except StoreUnavailable:
+        return _unavailable(room, msg, member.seq + 1)
+    except SeqConflict as exc:
+        return _conflict(room, msg, member, exc)
+    except StaleEpoch:
+        return await _stale(room, member, msg)
+    ack = _stored(room, member, msg, judged)
+    # Only a move that ended the seat's race (won, stuck) concerns the core — the seat
+    # has no next move to delay.
+    if status != "playing":
+        await run(room, core.MoveStored(member.seat, status))
+    return ack
+
+
+def play_now(room: Room, member: Member, msg: Move,
+             append: Callable[..., None]) -> Accepted | Rejected | Coroutine[Any, Any, Any]:
+    """``play`` for a store that appends synchronously (``append``: its
+    ``append_move_now``, the same step as ``append_move``), without a coroutine: the
+    reply — or, when what follows must wait (the core's finish check after a move that
+    ended the seat's race, or the room read after a stale epoch), a coroutine to await
+    for the rest (its result: the reply; the ack, if any, is sent already)."""
+    judged = _judge(room, member, msg)
+    if isinstance(judged, Rejected):
+        return judged
+    _, move, clock, status, _, _, _, _, _, fields, event = judged
+    try:
+        append(room.code, member.seat, member.epoch, msg.seq, LogEntry(move, clock),
+               event=event, **fields)
+    except StoreError as exc:  # counted as metrics.InstrumentedStore counts append_move's
+        room.server.metrics.store_errors.labels("append_move", error_kind(exc)).inc()
+        if isinstance(exc, StoreUnavailable):
+            return _unavailable(room, msg, member.seq + 1)
+        if isinstance(exc, SeqConflict):
+            return _conflict(room, msg, member, exc)
+        if isinstance(exc, StaleEpoch):
+            return _stale(room, member, msg)
+        raise
+    ack = _stored(room, member, msg, judged)
+    if status != "playing":
+        return _finish_check(room, member.seat, status, ack)
+    return ack
+
+
+async def _finish_check(room: Room, seat: int, status: SeatStatus, ack: Accepted) -> Accepted:
+    await run(room, core.MoveStored(seat, status))
+    return ack
+
+
+def _judge(room: Room, member: Member, msg: Move) -> _Judged | Rejected:
+    """Everything before the store: the move judged on a copy of the seat's game, and
+    what to store with it (or its ``Rejected``)."""
     expected = member.seq + 1
     if not member.is_player:
         return _reject(room, msg, expected, Code.NOT_A_PLAYER, "spectators cannot move")
@@ -264,42 +340,51 @@ async def play(room: Room, member: Member, msg: Move) -> Accepted | Rejected:
         member.seat, msg.seq, diff.move, state_hash, clock, revealed, progress, status,
         views.face_down(after), progress_ms, clock if status == "won" else None, bot_marked,
         ranked))
-    try:
-        await room.store.append_move(
-            room.code, member.seat, member.epoch, msg.seq, LogEntry(diff.move, clock),
-            event=event, **fields)
-    except StoreUnavailable:
-        return _reject(room, msg, expected, Code.STORE_UNAVAILABLE,
-                       "storage is unreachable; retry", retryable=True)
-    except SeqConflict as exc:  # only one writer holds the epoch: a bug if it happens
-        log.error("room %s seat %s: %s", room.code, member.seat, exc)
-        return _reject(room, msg, expected, Code.OUT_OF_ORDER, str(exc), exp=exc.expected)
-    except StaleEpoch:
-        record = await room.store.get_room(room.code)
-        if record is None or record.phase == "finished":
-            member.status = "finished"
-            return _reject(room, msg, expected, Code.FINISHED, "the race is over")
-        member.conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
-        return _reject(room, msg, expected, Code.TAKEN_OVER,
-                       "another connection resumed this seat")
+    return (after, diff.move, clock, status, progress_ms, deliberate, state_hash, revealed,
+            bot_marked, fields, event)
+
+
+def _stored(room: Room, member: Member, msg: Move, judged: _Judged) -> Accepted:
+    """The store has the move: the seat's state advances, and the ack goes out."""
+    (after, _, clock, status, progress_ms, deliberate, state_hash, revealed, bot_marked,
+     fields, _) = judged
     member.game, member.seq, member.status, member.progress_ms = after, msg.seq, status, progress_ms
     if deliberate:
         member.recent_clocks.append(clock)
     member.bot_like = bot_marked
     if progress_ms is not None:
-        member.reached.setdefault(progress, progress_ms)
+        member.reached.setdefault(fields["progress"], progress_ms)  # type: ignore[arg-type]
     # Ack first: stored (and published) — the player hears it before anything else runs
     # (the seat's state above first: the legal-moves opt-in reads it when sending).
     ack = Accepted(seq=msg.seq, hash=state_hash, clock_ms=clock, revealed=revealed)
     member.conn.send(ack)
     room.server.metrics.moves_accepted.inc()
     room.checkpoint(member.seat, msg.seq, clock)  # every checkpoint_every moves, after the ack
-    # The live ranking follows from the event on every node (``standings``); only a
-    # move that ended the seat's race (won, stuck) concerns the core — the seat has no
-    # next move to delay.
-    if status != "playing":
-        await run(room, core.MoveStored(member.seat, status))
+    # The live ranking follows from the event on every node (``standings``).
     return ack
+
+
+def _unavailable(room: Room, msg: Move, expected: int) -> Rejected:
+    return _reject(room, msg, expected, Code.STORE_UNAVAILABLE,
+                   "storage is unreachable; retry", retryable=True)
+
+
+def _conflict(room: Room, msg: Move, member: Member, exc: SeqConflict) -> Rejected:
+    # only one writer holds the epoch: a bug if it happens
+    log.error("room %s seat %s: %s", room.code, member.seat, exc)
+    return _reject(room, msg, member.seq + 1, Code.OUT_OF_ORDER, str(exc), exp=exc.expected)
+
+
+async def _stale(room: Room, member: Member, msg: Move) -> Rejected:
+    """The seat's epoch moved on: the race finished, or another connection resumed it."""
+    expected = member.seq + 1
+    record = await room.store.get_room(room.code)
+    if record is None or record.phase == "finished":
+        member.status = "finished"
+        return _reject(room, msg, expected, Code.FINISHED, "the race is over")
+    member.conn.close_with(Code.TAKEN_OVER, "another connection resumed this seat")
+    return _reject(room, msg, expected, Code.TAKEN_OVER,
+                   "another connection resumed this seat")
 
 
 def _reject(room: Room, msg: Move, expected: int, code: Code, reason: str,

@@ -154,6 +154,12 @@ def _check_fields(fields: dict[str, Any], allowed: frozenset[str], what: str) ->
 class MemoryStore:
     """``Store`` kept in this process's memory (see ``server.store.base.Store``)."""
 
+    # Its calls need no task of their own (no ``asyncio.timeout``, nothing reads the
+    # current task) and ``append_move`` never waits: a connection judges, stores and
+    # acknowledges a move in the callback its frame arrived in (server/connection.py,
+    # ``Connection.take``). A store without it gets the run task's handling.
+    completes_inline = True
+
     def __init__(self) -> None:
         self._rooms: dict[str, _Room] = {}
         # (created_ms, code) of public rooms, ascending; finished or expired ones are
@@ -343,6 +349,19 @@ class MemoryStore:
         as a stale writer (``StaleEpoch``). The event joins the store's event queue at
         once (so it keeps its place among the room's events) but reaches subscribers only
         after this call returned: the caller acknowledges the move first."""
+        self.append_move_now(code, seat, epoch, seq, entry, event=event, **seat_fields)
+
+    def appends_now(self) -> bool:
+        """True when ``append_move`` is this class's own: then ``append_move_now`` is the
+        same step without a coroutine, and a caller may use it instead (a subclass that
+        overrides ``append_move`` — a test's failing or slow store — is not bypassed)."""
+        return type(self).append_move is MemoryStore.append_move
+
+    def append_move_now(
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, *,
+        event: bytes | None = None, **seat_fields: Any,
+    ) -> None:
+        """``append_move``, synchronously (see ``appends_now``)."""
         _check_fields(seat_fields, _SEAT_FIELDS, "SeatRecord")
         room = self._room(code)
         if room is None or seat not in room.seats:
