@@ -76,7 +76,7 @@ from .records import (
     SeatRecord,
 )
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
-from .redis_commit import GroupCommit
+from .redis_commit import GroupCommit, bulk
 
 log = logging.getLogger("solrace.store.redis")
 
@@ -211,8 +211,9 @@ class RedisStore:
         self._client: Any = client
         self._cluster = cluster
         self._wait_replicas = wait_replicas  # append_move: WAIT for this many replicas
-        # (room, seat) -> (APPEND_MOVE's keys, the room's channel): see MAX_CACHED_SEAT_KEYS
-        self._seat_keys: dict[tuple[str, int], tuple[list[str], str]] = {}
+        # (room, seat) -> (APPEND_MOVE's keys, the room's channel, the keys packed for the
+        # group commit: ``bulk(keys)``, not packed again per move): see MAX_CACHED_SEAT_KEYS
+        self._seat_keys: dict[tuple[str, int], tuple[list[str], str, bytes]] = {}
         self._scripts = {
             name: client.register_script(getattr(lua, name))
             for name in (
@@ -506,10 +507,10 @@ class RedisStore:
             if len(self._seat_keys) >= MAX_CACHED_SEAT_KEYS:
                 self._seat_keys.clear()
             keys = _Keys(code)
-            cached = self._seat_keys[(code, seat)] = (
-                [keys.seats, keys.log(seat), keys.event_counter, keys.event_history,
-                 keys.room], keys.events)
-        script_keys, channel = cached
+            seat_keys = [keys.seats, keys.log(seat), keys.event_counter,
+                         keys.event_history, keys.room]
+            cached = self._seat_keys[(code, seat)] = (seat_keys, keys.events, bulk(seat_keys))
+        script_keys, channel, packed_keys = cached
         args: list[Any] = [seat, str(int(epoch)), int(seq), _encode(entry), entry.move]
         if event is None:
             args += ["", "", "", 0, ""]
@@ -518,7 +519,7 @@ class RedisStore:
                      f"{_TOKENS.getrandbits(32):08x}"]
         args += _seat_pairs(seat_fields, seat)
         if self._committer is not None:
-            status, value = await self._committer.submit(script_keys, args)
+            status, value = await self._committer.submit(script_keys, args, packed_keys)
         else:
             status, value = await self._script("APPEND_MOVE", script_keys, args)
         if status == -1:

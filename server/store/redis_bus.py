@@ -9,8 +9,9 @@ Each process has one subscriber connection (on Cluster: one per master owning a 
 listens to). Events are fanned out locally to every handler of the room, in order,
 each exactly once: the listener remembers the last number it delivered per room; a gap
 (a message it never got) or a reconnect makes it read the history and deliver what it
-missed before going on. Only a gap longer than the history (``HISTORY_LEN`` events) or
-data lost by Redis itself can lose events; both are logged.
+missed before going on. Only a gap longer than the history (at least ``HISTORY_LEN``
+events: it is trimmed in steps, ``redis_scripts.HISTORY_TRIM_EVERY``) or data lost by
+Redis itself can lose events; both are logged.
 
 ``subscribe`` returns once Redis confirmed the subscription; every event published after
 the subscriber read the room's counter (just before subscribing) is delivered.
@@ -41,7 +42,10 @@ Numbered = tuple[bytes, int, bytes]  # (numbering, number, event)
 # (channel) -> (numbering, the room's event counter, its history)
 History = Callable[[str], Awaitable[tuple[bytes, int, list[Numbered]]]]
 
-HISTORY_LEN = 512  # events kept per room for subscribers that catch up
+# Events kept per room for subscribers that catch up: at least this many, at most
+# HISTORY_LEN + redis_scripts.HISTORY_TRIM_EVERY - 1 (the trim runs in steps: one Redis
+# command fewer per move). The catch-up picks entries by number, not by position.
+HISTORY_LEN = 512
 CONFIRM_TIMEOUT_S = 2.0  # how long ``subscribe`` waits for Redis to confirm
 BACKOFF_MIN_S = 0.05  # reconnect backoff bounds: short, so a Redis restart heals fast
 BACKOFF_MAX_S = 0.5

@@ -98,9 +98,11 @@ KEYS = ["k1", "k2", "k3", "k4", "k5"]
 
 def test_commands_are_packed_as_redis_py_packs_them() -> None:
     args: tuple[Any, ...] = ("EVALSHA", "ab" * 20, 5, *KEYS, 7, b"\x00\xff\r\n", "é", -3, 2.5,
-                             "")
+                             "", b"", 0, 2**70, -1.5)
     expected = b"".join(Connection().pack_command(*args))
     assert pack(args) == expected
+    with pytest.raises(TypeError):  # redis-py refuses booleans too (DataError)
+        pack(("SET", "k", True))
 
 
 async def test_batches_are_pipelined_without_waiting_for_replies(

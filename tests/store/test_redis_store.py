@@ -13,6 +13,8 @@ from redis.crc import key_slot
 
 from server.store import Checkpoint, LogEntry, SeatRecord, SeqConflict, StoreUnavailable
 from server.store.redis import RedisStore, _Keys
+from server.store.redis_bus import HISTORY_LEN
+from server.store.redis_scripts import HISTORY_TRIM_EVERY
 from tests.conftest import RedisClusterProcesses, RedisProcess
 
 from .test_contract import make_room, new_code, room_with_seats
@@ -225,6 +227,42 @@ async def test_a_missed_event_is_caught_up_in_order(
     finally:
         await node_a.close()
         await node_b.close()
+
+
+async def test_the_event_history_is_trimmed_in_steps_within_its_bound(
+    redis_url: str, shared_redis: RedisProcess
+) -> None:
+    # The history keeps at least HISTORY_LEN events and at most HISTORY_LEN +
+    # HISTORY_TRIM_EVERY - 1 (the LTRIM runs once every HISTORY_TRIM_EVERY events), both
+    # from moves' events and from other events: the numbering is shared.
+    store = RedisStore.from_url(redis_url)
+    try:
+        code = await room_with_seats(store)
+        keys = _Keys(code)
+        most = HISTORY_LEN + HISTORY_TRIM_EVERY - 1
+        total = HISTORY_LEN + 2 * HISTORY_TRIM_EVERY + 5
+        lengths = []
+        seq = 0
+        for n in range(1, total + 1):
+            if n % 2:
+                seq += 1
+                await store.append_move(code, 1, 1, seq, LogEntry("1>f", n),
+                                        event=b"m%d" % n, moves=seq)
+            else:
+                await store.publish(code, b"p%d" % n)
+            length = _int_reply(shared_redis.command("LLEN", keys.event_history))
+            assert min(n, HISTORY_LEN) <= length <= most, (n, length)
+            lengths.append(length)
+        assert max(lengths) == most, "it grows past HISTORY_LEN between trims"
+        numbering, counter, history = await store._event_history(keys.events)
+        assert counter == total
+        # the newest events, in order, none missing: what a catch-up relies on
+        numbers = [number for _, number, _ in history]
+        assert numbers == list(range(total - len(numbers) + 1, total + 1))
+        assert HISTORY_LEN <= len(numbers) <= most
+        assert history[-1] == (numbering, total, b"m%d" % total)
+    finally:
+        await store.close()
 
 
 @pytest.mark.parametrize("persistent", [True, False])
