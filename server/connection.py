@@ -467,7 +467,12 @@ class Connection:
     # the run task pulled every frame with ``recv()``).
     def take(self, frame: bytes) -> bool:
         """A complete binary frame, as it arrives: handled now (True), or False when the
-        run task is busy (or the connection closing): the caller queues it then."""
+        run task is busy (or the connection closing): the caller queues it then.
+
+        A move on a store that appends synchronously starts here, in the protocol
+        callback, outside any task (``_Resume`` hands a suspended rest to the run task):
+        code on that path must not need a current task (``asyncio.timeout``,
+        ``asyncio.current_task``)."""
         if self.busy or self._closing is not None:
             return False
         loop = self._loop
