@@ -1,5 +1,6 @@
-"""One websocket connection: decode, session (hello), rate limit, dispatch, and a bounded
-outbound queue drained by a writer task.
+"""One websocket connection: frames pushed to it as they arrive, decode, session
+(hello), rate limit, dispatch; what it sends goes through its base, ``Outbound``
+(server/outbound.py: written at once, or a bounded queue drained by a writer task).
 
 Every frame a client sends gets exactly one outcome: handled, or an ``Error``/``Rejected``
 with a documented code. No exception escapes to the client: an unexpected one is logged
@@ -12,16 +13,12 @@ import asyncio
 import contextvars
 import itertools
 import logging
-import struct
 import time
-from collections import deque
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
-from websockets.frames import Frame, Opcode
-from websockets.protocol import State
 
 from protocol import (
     PROTOCOL_VERSION,
@@ -36,6 +33,7 @@ from protocol import messages as m
 
 from . import legal, lobby, race
 from .credits import Credits
+from .outbound import Outbound
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -47,53 +45,6 @@ SERVER_NAME = "solrace-server/0.1"
 
 # Messages that cost ``rate_cost_heavy`` credits (many store keys, or a solver search).
 _HEAVY = (m.CreateRoom, m.Join, m.ListRooms, m.HintRequest)
-
-# websocket close codes for our Closing reasons
-_WS_CLOSE = {
-    Code.SHUTTING_DOWN: 1001,  # going away
-    Code.SLOW_CONSUMER: 1008,  # policy violation
-    Code.ADDRESS_LIMIT: 1008,
-    Code.TAKEN_OVER: 1000,
-    Code.IDLE_TIMEOUT: 1000,
-    Code.VERSION_MISMATCH: 1002,
-}
-
-
-_last_wire: tuple[bytes, bytes] | None = None  # (payload, its frame): ``wire_frame``
-
-# A server's unmasked FIN binary frame header (RFC 6455 5.2) by payload length: one byte
-# of opcode, then the length in 7 bits, or 126 + 16 bits, or 127 + 64 bits.
-_SHORT_HEADS = [bytes((0x82, n)) for n in range(126)]
-_HEAD_16 = struct.Struct("!BBH")
-_HEAD_64 = struct.Struct("!BBQ")
-
-
-def binary_frame(payload: bytes) -> bytes:
-    """``payload`` as one complete websocket binary frame from a server (FIN set,
-    unmasked, no extension): the bytes websockets' ``Frame.serialize`` makes for it
-    (tests/server/test_ack_framing.py compares them), without its Frame object, check
-    and buffer (about 1 µs per frame: every ack goes this way)."""
-    n = len(payload)
-    if n < 126:
-        return _SHORT_HEADS[n] + payload
-    if n < 65536:
-        return _HEAD_16.pack(0x82, 126, n) + payload
-    return _HEAD_64.pack(0x82, 127, n) + payload
-
-
-def wire_frame(payload: bytes) -> bytes:
-    """``payload`` as one complete websocket binary frame as a server sends it (FIN set,
-    unmasked, no extension), framed by websockets itself: the same bytes for every
-    connection that negotiated no extension. The last payload's frame is kept (by
-    identity), so a payload going to many connections in a row is framed once."""
-    global _last_wire
-    last = _last_wire
-    if last is not None and last[0] is payload:
-        return last[1]
-    wire = Frame(Opcode.BINARY, payload).serialize(mask=False)
-    _last_wire = (payload, wire)
-    return wire
-
 
 class _Resume:
     """Await a coroutine that was started outside any task and suspended: ``yielded`` is
@@ -150,38 +101,21 @@ class Server(lobby.Server, Protocol):
     frame_hook: Callable[[Any, bytes], None] | None
 
 
-class Connection:
-    """A client connection (see the module docstring).
-
-    Frames go straight to the transport while it is not backed up (the common case:
-    no task switch, no queue; the frames of one loop tick in one write); once the
-    transport holds ``DIRECT_WRITE_LIMIT`` bytes, frames wait in a bounded queue drained
-    by a writer task that exists only while there is a backlog (or a close to send).
-    The idle and hello deadlines are one timer per connection, re-armed only when it
-    fires (not one ``asyncio.timeout`` per frame).
-
-    A frame going to many connections (the spectators' tick) can be *deferred*
-    (``defer_frame``): framed once for all of them (``wire_frame``), held here, and
-    written later with ``write_deferred``; anything sent to this connection meanwhile
-    writes it first, so the connection's frames keep their order."""
+class Connection(Outbound):
+    """A client connection (see the module docstring); what it sends, and how, is
+    ``Outbound``'s. The idle and hello deadlines are one timer per connection, re-armed
+    only when it fires (not one ``asyncio.timeout`` per frame)."""
 
     __slots__ = (
-        "_append", "_closing", "_credits", "_ctx", "_deferred", "_idle_timer", "_inline",
-        "_last_in", "_loop", "_lost", "_queue", "_queued_bytes", "_stopped", "_unflushed",
-        "_unflushed_frames", "_waiting", "_wake", "_work", "_writer_task",
-        "address", "batched", "bot", "busy", "config", "hello_done", "id", "legal_moves", "member",
-        "name", "receiving", "room", "rooms_used", "server", "ws",
+        "_append", "_credits", "_ctx", "_idle_timer", "_inline", "_last_in", "_lost",
+        "_waiting", "_wake", "_work", "address", "batched", "bot", "busy", "hello_done",
+        "legal_moves", "member", "name", "room", "rooms_used",
     )
 
-    # Bytes in the transport's buffer below which a frame is written at once (asyncio's
-    # default high-water mark: below it the transport does not ask anyone to wait).
-    DIRECT_WRITE_LIMIT = 64 * 1024
+    server: Server  # (the node as a whole: Outbound only needs part of it)
 
     def __init__(self, server: Server, ws: ServerConnection) -> None:
-        self.server = server
-        self.config = server.config
-        self.ws = ws
-        self.id = next(_ids)
+        super().__init__(server, ws, next(_ids))
         self.hello_done = False
         self.name = ""
         self.address = ""  # the client's address (server/addresses.py), set by the server
@@ -191,29 +125,15 @@ class Connection:
         self.room: Room | None = None
         self.member: Member | None = None
         self.rooms_used = 0
-        # The backlog, created at the first frame that has to wait: an empty deque is
-        # ~0.7 KiB, on every idle connection (docs/BENCHMARKS.md, the conns row).
-        self._queue: deque[bytes] | None = None
-        self._queued_bytes = 0  # sum of len() over _queue
-        self._unflushed = 0  # bytes framed this tick, written at its end (``_flush``)
-        self._unflushed_frames = 0
-        self._writer_task: asyncio.Task[None] | None = None
-        self._deferred: bytes | None = None  # a payload held for write_deferred
-        self._closing: tuple[Code, str] | None = None
-        self._stopped = False
         self._credits = Credits(
             self.config.rate_burst, self.config.rate_per_s, self.config.monotonic
         )
         self._last_in = 0.0  # loop time of the last frame received
         self._idle_timer: asyncio.TimerHandle | None = None
-        # The loop the connection is served on, found at its first frame sent (each
-        # get_running_loop() costs a getpid() on Python 3.11: this is once per ack).
-        self._loop: asyncio.AbstractEventLoop | None = None
         # Receiving (``take``, ``run``): True while the run task owns the stream of
         # messages (it is handling one, or some wait); only when False may a frame be
         # handled as it arrives.
         self.busy = True
-        self.receiving = False  # set by the protocol while it hands frames over (``flush``)
         store = getattr(server, "store", None)
         self._inline = getattr(store, "completes_inline", False) is True
         self._append = _append_now(server) if self._inline else None
@@ -231,206 +151,6 @@ class Connection:
         if self.legal_moves:  # opt-in only: the default path pays this one test
             message = legal.annotate(self.member, message)
         self.send_frame(encode(message))
-
-    def send_frame(self, frame: bytes) -> None:
-        """Send an encoded frame: written to the transport at once unless it is backed
-        up, else queued; a client whose backlog passes ``outbound_queue`` frames or
-        ``max_outbound_bytes`` is closed (slow_consumer). A deferred frame
-        (``defer_frame``) goes first."""
-        if self._closing is not None or self._stopped:
-            return
-        if self._deferred is not None:
-            self.write_deferred()
-        buffered = self._admit(len(frame))
-        if buffered < 0:
-            return
-        hook = self.server.frame_hook
-        if hook is not None:  # tests: see every frame at the moment it is sent or queued
-            hook(self, frame)
-        self._emit(frame, buffered)
-
-    def _admit(self, size: int) -> int:
-        """The bytes in the transport's buffer (for ``_emit``: read once per frame), or -1
-        (and the client closed as a slow consumer) if ``size`` more bytes would pass the
-        connection's bounds (``outbound_queue``, ``max_outbound_bytes``)."""
-        ws = self.ws
-        transport = getattr(ws, "transport", None)
-        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
-        queue = self._queue
-        if ((queue is None or len(queue) < self.config.outbound_queue)
-                and self._queued_bytes + self._unflushed + buffered + size
-                <= self.config.max_outbound_bytes):
-            return buffered
-        if queue is not None:
-            queue.clear()  # it cannot keep up: drop the backlog, tell it why
-        self._queued_bytes = 0
-        self.close_with(Code.SLOW_CONSUMER, "the client did not read fast enough")
-        cut_off = getattr(ws, "cut_off", None)  # server.guard: 1008, then abort
-        if cut_off is not None:  # our writer may be blocked on a peer that never reads:
-            # if Closing has not gone out by then, fail the websocket under it
-            asyncio.get_running_loop().call_later(
-                self.config.shutdown_grace_s, cut_off, Code.SLOW_CONSUMER)
-        return -1
-
-    def _emit(self, frame: bytes, buffered: int) -> None:
-        """Frame and write ``frame`` (admitted; ``buffered``: the transport's buffer, as
-        ``_admit`` read it) now, or queue it behind the backlog."""
-        ws = self.ws
-        if ws.protocol.state is not State.OPEN:
-            return  # closing or closed: nothing more reaches this client
-        if not self._queue and buffered < self.DIRECT_WRITE_LIMIT and ws.send_in_progress is None:
-            # What websockets.broadcast does for one connection — frame it, write it —
-            # except that the write waits for the end of this loop tick, so the frames
-            # a tick makes for one client (a pipelining player's acks, a rival's
-            # Progress and Ranking) leave in one system call.
-            protocol = ws.protocol
-            if protocol.extensions or protocol.debug or protocol.expect_continuation_frame:
-                try:
-                    protocol.send_binary(frame)
-                except Exception:  # the connection is closing under us: the reader sees it
-                    log.debug("connection %s: direct write failed", self.id, exc_info=True)
-                    return
-            else:
-                # What send_binary does on this path (the state is OPEN, tested above):
-                # the framed bytes join websockets' own outgoing data, so they keep
-                # their place among its frames (a pong, a close) and go with the
-                # next data_to_send(), ours at the end of the tick or websockets'.
-                protocol.writes.append(binary_frame(frame))
-            self._unflushed += len(frame)
-            self._unflushed_frames += 1
-            if self._unflushed_frames == 1 and not self.receiving:
-                # (while receiving, the protocol callback flushes at its end: ``flush``)
-                loop = self._loop
-                if loop is None:
-                    loop = self._loop = asyncio.get_running_loop()
-                loop.call_soon(self._flush)
-            return
-        if self._queue is None:
-            self._queue = deque()
-        self._queue.append(frame)
-        self._queued_bytes += len(frame)
-        self._start_writer()
-
-    def defer_frame(self, frame: bytes) -> bool:
-        """Take ``frame`` (a payload) to be written by ``write_deferred``, which the
-        caller promises to call soon (the room writes a tick to its spectators in
-        slices); any frame sent before that writes it first. Returns False when it was
-        not deferred but sent at once through ``send_frame`` (a frame already held) or
-        dropped (the connection is closing). Bounds are checked when it is written."""
-        if self._deferred is not None or self._closing is not None or self._stopped:
-            self.send_frame(frame)
-            return False
-        hook = self.server.frame_hook
-        if hook is not None:  # tests: see every frame at the moment it is sent or queued
-            hook(self, frame)
-        self._deferred = frame
-        return True
-
-    def write_deferred(self) -> bool:
-        """Write the deferred frame, if any. The common case, nothing ahead of it (no
-        backlog, nothing framed this tick, the transport not backed up, no extension
-        such as compression negotiated), writes ``wire_frame``'s bytes straight to the
-        transport: framed once for every connection it goes to. Otherwise it takes the
-        usual path (framed here, or queued behind the backlog; past the bounds the
-        client is closed as a slow consumer). Returns True if the shared bytes went."""
-        frame = self._deferred
-        if frame is None:
-            return False
-        self._deferred = None
-        if self._closing is not None or self._stopped:
-            return False
-        ws = self.ws
-        protocol = ws.protocol
-        if (not self._queue and not self._unflushed_frames and ws.send_in_progress is None
-                and not protocol.extensions and protocol.state is State.OPEN):
-            transport = ws.transport
-            wire = wire_frame(frame)
-            buffered = transport.get_write_buffer_size()
-            if (buffered < self.DIRECT_WRITE_LIMIT
-                    and buffered + len(wire) <= self.config.max_outbound_bytes):
-                try:
-                    transport.write(wire)
-                except Exception:  # the transport is closing under us: the reader sees it
-                    log.debug("connection %s: shared write failed", self.id, exc_info=True)
-                    return False
-                return True
-        buffered = self._admit(len(frame))
-        if buffered >= 0:
-            self._emit(frame, buffered)
-        return False
-
-    def unflushed(self) -> int:
-        """Frames framed and not written yet (``flush`` writes them)."""
-        return self._unflushed_frames
-
-    def flush(self) -> None:
-        """Write the frames framed so far: at the end of the tick (``_flush``), or of the
-        protocol callback that handed frames over (``receiving``). One ``writelines``:
-        one system call."""
-        frames, self._unflushed_frames, self._unflushed = self._unflushed_frames, 0, 0
-        ws = self.ws
-        try:
-            data = ws.protocol.data_to_send()  # empty if websockets wrote them meanwhile
-            if data and all(data):
-                ws.transport.writelines(data)
-            elif data:  # an end-of-stream marker among them: websockets' own path
-                for chunk in data:
-                    if chunk:
-                        ws.transport.write(chunk)
-                    elif ws.transport.can_write_eof():
-                        ws.transport.write_eof()
-        except Exception:  # the transport is closing under us: the reader sees it
-            log.debug("connection %s: write failed", self.id, exc_info=True)
-            return
-        self.server.metrics.frames_out.inc(frames)
-
-    _flush = flush
-
-    def outbound_bytes(self) -> int:
-        """Bytes queued for this client and not yet sent: our queue, a deferred frame and
-        the transport's write buffer (``ServerConfig.max_outbound_bytes`` caps the sum)."""
-        transport = getattr(self.ws, "transport", None)
-        buffered = 0 if transport is None else int(transport.get_write_buffer_size())
-        deferred = 0 if self._deferred is None else len(self._deferred)
-        return self._queued_bytes + self._unflushed + buffered + deferred
-
-    def close_with(self, code: Code, message: str) -> None:
-        """Send what is queued, then ``Closing`` with ``code``, then close the socket."""
-        if self._closing is not None or self._stopped:
-            return
-        if self._deferred is not None:  # it was sent before the close: it goes first
-            self.write_deferred()
-            if self._closing is not None:  # that write found it over its bounds
-                return
-        self._closing = (code, message)
-        self._start_writer()
-
-    @property
-    def closing(self) -> bool:
-        """True once the connection is being closed."""
-        return self._closing is not None or self._stopped
-
-    def _start_writer(self) -> None:
-        if self._writer_task is None:
-            self._writer_task = asyncio.get_running_loop().create_task(self._writer())
-
-    async def _writer(self) -> None:
-        """Drain the backlog (waiting for the transport), then send the close if one was
-        asked; exit once there is nothing left to do (frames go direct again)."""
-        try:
-            while self._queue:
-                frame = self._queue.popleft()
-                self._queued_bytes -= len(frame)
-                await self.ws.send(frame)
-                self.server.metrics.frames_out.inc()
-            if self._closing is not None:
-                code, message = self._closing
-                await self.ws.send(encode(m.Closing(code=code, message=message)))
-                await self.ws.close(_WS_CLOSE.get(code, 1000), code.value)
-        except ConnectionClosed:
-            return
-        finally:
-            self._writer_task = None
 
     # ------------------------------------------------------------------ receiving
     def _idle_limit(self) -> float | None:

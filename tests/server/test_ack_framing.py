@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from websockets.frames import Frame, Opcode
 
-from server.connection import binary_frame
+from server.outbound import binary_frame
 
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 1000, 65535, 65536, 70_000])

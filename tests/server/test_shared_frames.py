@@ -21,8 +21,9 @@ from protocol import Code, decode_server, encode
 from protocol.messages import Diffs, Pong
 from server import events as ev
 from server.config import ServerConfig
-from server.connection import Connection, wire_frame
+from server.connection import Connection
 from server.metrics import Metrics
+from server.outbound import wire_frame
 from server.room import Member
 from server.spectator_ticks import TICK_WRITE_SLICE
 
