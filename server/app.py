@@ -32,6 +32,7 @@ from .core.machine import Due
 from .credits import Handshakes
 from .guard import Admitted, GuardedConnection, connection_builder, doors, guarded
 from .keepalive import Keepalive
+from .lobby import LobbyGate
 from .metrics import Metrics, instrument_store
 from .room import Room
 from .store import Deadline, Durability, RoomRecord, Store, StoreUnavailable, open_store
@@ -73,6 +74,8 @@ class Server:
         self.connections: set[Connection] = set()
         self.admitted = 0  # TCP connections admitted (handshakes included) and not ended
         self.addresses = AddressBook(self.config)  # per client address caps
+        # At most lobby_concurrency lobby operations in progress at once (lobby.py).
+        self.lobby_gate = LobbyGate(self.config.lobby_concurrency)
         # the node's rate of admitted connections, whatever their address (admit)
         if not (self.config.handshakes_per_s > 0 and self.config.handshake_burst >= 1):
             # either would refuse every connection for ever: a setting, not a policy

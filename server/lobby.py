@@ -11,7 +11,6 @@ import contextlib
 import logging
 import secrets
 import unicodedata
-import weakref
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
@@ -49,6 +48,7 @@ class Server(Host, Protocol):
     verdicts: VerdictPool
     addresses: AddressBook
     rooms: dict[str, Room]
+    lobby_gate: LobbyGate  # the node's one gate for lobby operations
 
     async def local_room(self, record: RoomRecord) -> Room:
         """This node's room for ``record.code``, opened once and shared."""
@@ -87,17 +87,6 @@ class LobbyGate:
             self.changed.set()
 
 
-_gates: weakref.WeakKeyDictionary[Any, LobbyGate] = weakref.WeakKeyDictionary()
-
-
-def gate(server: Server) -> LobbyGate:
-    """The node's ``LobbyGate`` (made at its first lobby operation)."""
-    found = _gates.get(server)
-    if found is None:
-        found = _gates[server] = LobbyGate(server.config.lobby_concurrency)
-    return found
-
-
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # no 0/O, 1/I/L: codes are read aloud
 # 31**10 = 2**49.5 codes; with at most max_live_rooms (10,000) rooms live a guess hits
 # with odds 2**-36.2, and an address gets failed_joins_per_minute (10) guesses a minute:
@@ -133,7 +122,7 @@ async def create(server: Server, conn: Connection, msg: CreateRoom) -> None:
     if not msg.as_player and not settings.spectators:
         raise ProtocolError(Code.SPECTATORS_OFF, "a room without spectators needs a player creator")
     server.addresses.count_create(conn.address)
-    async with gate(server).slot():  # the store work waits its turn (LobbyGate)
+    async with server.lobby_gate.slot():  # the store work waits its turn (LobbyGate)
         await _create(server, conn, msg, settings)
 
 
@@ -175,7 +164,7 @@ async def join(server: Server, conn: Connection, code: str, role: str) -> None:
     """Join a room by code as a player (lobby only) or a spectator. An address that
     named too many unknown rooms in the last minute is refused before the lookup."""
     server.addresses.check_join_allowed(conn.address)
-    async with gate(server).slot():  # the store work waits its turn (LobbyGate)
+    async with server.lobby_gate.slot():  # the store work waits its turn (LobbyGate)
         await _join(server, conn, code, role)
 
 
@@ -411,7 +400,7 @@ async def leave(server: Server, conn: Connection) -> None:
     room, member = conn.room, conn.member
     if room is None or member is None:
         raise ProtocolError(Code.NOT_IN_ROOM)
-    async with gate(server).slot():  # lobby work: waits its turn (LobbyGate)
+    async with server.lobby_gate.slot():  # lobby work: waits its turn (LobbyGate)
         await drop(server, conn, give_up_seat=True)
 
 
@@ -445,7 +434,7 @@ async def list_rooms(server: Server, before: str | None = None) -> RoomList:
     if before is not None:
         ms, _, code = before.partition(".")
         cursor = (int(ms), code)  # the decoder checked the form
-    async with gate(server).slot():  # lobby work: waits its turn (LobbyGate)
+    async with server.lobby_gate.slot():  # lobby work: waits its turn (LobbyGate)
         listed, after = await server.store.list_public(cursor, server.config.list_page)
     out = []
     for record, seats in listed:

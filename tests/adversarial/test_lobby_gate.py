@@ -73,7 +73,7 @@ async def test_a_burst_of_creations_waits_its_turn_and_a_move_does_not(
     for client in flooders:
         await client.send(m.CreateRoom(settings=m.RoomSettings(variant="brisbane",
                                                               countdown_s=0)))
-    gate = lobby.gate(server)
+    gate = server.lobby_gate
     await _until(gate, inside=LIMIT, waiting=FLOOD - LIMIT)
     assert len(reached) == LIMIT  # without the gate all six are in the store at once
 
