@@ -27,7 +27,7 @@ from server.outbound import wire_frame
 from server.room import Member
 from server.spectator_ticks import TICK_WRITE_SLICE
 
-from .test_buffers import START_MS, BatchedPeer, _room
+from .test_buffers import START_MS, BatchedPeer, Peer, _room
 
 
 class Transport:
@@ -216,6 +216,14 @@ class DeferringPeer(BatchedPeer):
     def send_frame(self, frame: bytes) -> None:
         self.write_deferred()
         super().send_frame(frame)
+
+    def shared_transport(self, frame: bytes, size: int) -> Any:
+        """The tick's shared path, as ``Outbound.shared_transport``: a transport whose
+        ``write`` gets the framed bytes (kept here decoded, as ``send_frame`` keeps a
+        frame), unless a frame is still held (then the usual path, in order)."""
+        if self.held is not None:
+            return None
+        return SimpleNamespace(write=lambda wire: Peer.send_frame(self, _parsed(wire)[0].data))
 
 
 def _run_slices(room: Any, max_slices: int = 50) -> list[int]:
