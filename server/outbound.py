@@ -41,6 +41,7 @@ _WS_CLOSE = {
 }
 
 
+_OPEN = State.OPEN  # read per spectator per tick: a module global, not an enum lookup
 _last_wire: tuple[bytes, bytes] | None = None  # (payload, its frame): ``wire_frame``
 
 # A server's unmasked FIN binary frame header (RFC 6455 5.2) by payload length: one byte
@@ -279,7 +280,7 @@ class Outbound:
                 or self._closing is not None or self._stopped or self._deferred is not None):
             return None
         protocol = self._protocol
-        if protocol is None or protocol.state is not State.OPEN or protocol.extensions:
+        if protocol is None or protocol.state is not _OPEN or protocol.extensions:
             return None
         transport = self._transport
         buffered = transport.get_write_buffer_size()

@@ -309,7 +309,7 @@ class SpectatorTicks(Generic[M]):
                         and not member.boards_hidden and not member.filling
                         and seen_d.get(seat, 0) == before
                         and seen_p.get(seat, -1) < count
-                        and not any(member.held.values())):
+                        and (not member.held or not any(member.held.values()))):
                     # in step, the general tests below would say so too
                     seen_d[seat] = after
                     seen_p[seat] = count
