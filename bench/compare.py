@@ -292,7 +292,8 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(
             {"load_before": load_before, "load_after": load_average(),
              "rows": [{"name": r.name, "baseline": r.baseline_name, "baseline_runs": r.baseline,
-                       "solrace_runs": r.solrace} for r in rows]}, indent=1))
+                       "solrace_runs": r.solrace, "floor": r.floor_name, "floor_runs": r.floor}
+                      for r in rows]}, indent=1))
 
 
 if __name__ == "__main__":
