@@ -20,7 +20,7 @@ Every baseline answers ``Ping{nonce}`` with ``Pong{nonce}`` (the load generator'
 use it to know their setup frames were handled) and ignores other frames it does not
 need. Usage (the load generator starts these itself)::
 
-    python -m bench.baselines echo|broadcast|broadcast-tick
+    python -m bench.baselines echo|broadcast|broadcast-tick|floor
     python -m bench.baselines evalsha --redis redis://127.0.0.1:PORT/0
 
 Each prints ``listening on ws://127.0.0.1:PORT`` once ready and exits on SIGTERM.
@@ -33,7 +33,9 @@ import asyncio
 import logging
 import os
 import signal
+import struct
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection, broadcast, serve
 
@@ -86,11 +88,22 @@ def evalsha_handler(redis_url: str) -> Handler:
     return handler
 
 
-def broadcast_handler(tick_s: float = 0.0) -> Handler:
+def _server_frame(payload: bytes) -> bytes:
+    """``payload`` as one unmasked FIN binary frame, as a server sends it (RFC 6455 5.2)."""
+    n = len(payload)
+    head = (bytes((0x82, n)) if n < 126 else
+            struct.pack("!BBH", 0x82, 126, n) if n < 65536 else struct.pack("!BBQ", 0x82, 127, n))
+    return head + payload
+
+
+def broadcast_handler(tick_s: float = 0.0, floor: bool = False) -> Handler:
     """One room of movers and spectators (see the module docstring). With ``tick_s``,
-    spectators get one frame per tick holding every diff of the tick, in order."""
+    spectators get one frame per tick holding every diff of the tick, in order. With
+    ``floor``, each move's spectator frame is framed here and written to the
+    spectators' transports in a plain loop (the ``floor`` baseline)."""
     movers: dict[ServerConnection, int] = {}
     spectators: set[ServerConnection] = set()
+    transports: list[Any] = []  # floor: the spectators' transports
     pending: list[bytes] = []  # diffs of the current tick (tick_s > 0)
     ticking: list[asyncio.Task[None]] = []
 
@@ -113,6 +126,16 @@ def broadcast_handler(tick_s: float = 0.0) -> Handler:
                     progress = encode(m.Progress(seat=seat, progress=0, moves=message.seq,
                                                  status="playing", clock_ms=60_000))
                     broadcast([c for c in movers if c is not ws], progress)
+                    if floor:
+                        # what solrace sends a paced room's spectators: Diffs{[D], [P]}
+                        wire = _server_frame(encode(m.Diffs(
+                            diffs=[m.Diff(seat=seat, seq=message.seq, move=message.move,
+                                          hash=0x12345678, clock_ms=60_000)],
+                            progress=[m.Progress(seat=seat, progress=0, moves=message.seq,
+                                                 status="playing", clock_ms=60_000)])))
+                        for transport in transports:  # the plainest loop: nothing else
+                            transport.write(wire)
+                        continue
                     diff = encode(m.Diff(seat=seat, seq=message.seq, move=message.move,
                                          hash=0x12345678, clock_ms=60_000))
                     if not tick_s:
@@ -124,6 +147,8 @@ def broadcast_handler(tick_s: float = 0.0) -> Handler:
                 elif isinstance(message, m.Join):
                     if message.role == "spectator":
                         spectators.add(ws)
+                        if floor:
+                            transports.append(ws.transport)
                     else:
                         movers[ws] = len(movers) + 1
                 elif isinstance(message, m.Ping):
@@ -131,6 +156,8 @@ def broadcast_handler(tick_s: float = 0.0) -> Handler:
         finally:
             movers.pop(ws, None)
             spectators.discard(ws)
+            if floor and ws.transport in transports:
+                transports.remove(ws.transport)
 
     return handler
 
@@ -153,7 +180,7 @@ async def run(handler: Handler) -> None:
 def main() -> None:
     """Run the baseline named on the command line."""
     parser = argparse.ArgumentParser(description="bare baseline servers for bench/")
-    parser.add_argument("kind", choices=["echo", "evalsha", "broadcast", "broadcast-tick"])
+    parser.add_argument("kind", choices=["echo", "evalsha", "broadcast", "broadcast-tick", "floor"])
     parser.add_argument("--tick-ms", type=float, default=16.0,
                         help="broadcast-tick: spectators' frame interval (default 16)")
     parser.add_argument("--redis", default="", help="Redis URL (evalsha)")
@@ -162,6 +189,7 @@ def main() -> None:
         parser.error("evalsha needs --redis URL")
     handler = (echo_handler() if args.kind == "echo" else
                evalsha_handler(args.redis) if args.kind == "evalsha" else
+               broadcast_handler(floor=True) if args.kind == "floor" else
                broadcast_handler(args.tick_ms / 1000 if args.kind == "broadcast-tick" else 0.0))
     try:
         import uvloop

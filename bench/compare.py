@@ -11,7 +11,8 @@ and CPU per move of the server and of redis-server, vs websockets + 1 EVALSHA),
 ``fanout`` (one room, 16 movers + 1,000 spectators, saturated, vs a bare broadcast),
 ``fanout-tick`` (the same vs a bare broadcast coalescing spectators' frames per 16 ms),
 ``paced`` (the same room at 16 moves/s: CPU per frame delivered to a spectator, and when a
-rival sees a move), ``conns`` (RSS per idle connection at 5,000 and 9,000 connections, the
+rival sees a move; also against a floor: the same sockets written by a plain
+``transport.write`` loop), ``conns`` (RSS per idle connection at 5,000 and 9,000 connections, the
 longest stall a client sees, the server's GC-pause metric if any, vs the echo server).
 
 Every server is its own process on 127.0.0.1 (solrace is ``solrace serve``: a black box),
@@ -58,6 +59,11 @@ class Row:
     keys: list[tuple[str, str, str]]  # (key, label, target)
     baseline: list[dict[str, Any]] = field(default_factory=list)
     solrace: list[dict[str, Any]] = field(default_factory=list)
+    # A second baseline below the first (the paced row's ``floor``), measured in the same
+    # rounds: its lines compare solrace and the first baseline against it.
+    floor_name: str = ""
+    floor: list[dict[str, Any]] = field(default_factory=list)
+    floor_keys: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """Markdown table lines: label, baseline, solrace, ratio, target, per round."""
@@ -70,6 +76,17 @@ class Row:
             base_rounds = " / ".join(_fmt(r[key]) for r in self.baseline)
             out.append(f"| {self.name}: {label} | {_fmt(b)} | {_fmt(s)} | {_fmt(ratio, 2)} "
                        f"| {target} | {base_rounds} | {rounds} |")
+        for key, label, _ in self.keys:
+            if key not in self.floor_keys or not self.floor:
+                continue
+            f = _median([r[key] for r in self.floor])
+            b = _median([r[key] for r in self.baseline])
+            s = _median([r[key] for r in self.solrace])
+            floor_rounds = " / ".join(_fmt(r[key]) for r in self.floor)
+            for who, value in ((self.baseline_name, b), ("solrace", s)):
+                ratio = value / f if f and not math.isnan(f) else float("nan")
+                out.append(f"| {self.name}: {label}, {who} vs {self.floor_name} | {_fmt(f)} "
+                           f"| {_fmt(value)} | {_fmt(ratio, 2)} | | {floor_rounds} | |")
         return out
 
 
@@ -92,24 +109,31 @@ def _fmt(value: Any, digits: int | None = None) -> str:
 
 async def alternate(row: Row, rounds: int, baseline: Callable[[], servers.Child],
                     solrace: Callable[[], servers.Child], measure: Measure,
-                    fresh: bool = False) -> Row:
+                    fresh: bool = False,
+                    floor: Callable[[], servers.Child] | None = None) -> Row:
     """A B A B …: the baseline then solrace, ``rounds`` times. Both servers stay up for
-    the whole row unless ``fresh`` (a new process per measurement: memory rows)."""
+    the whole row unless ``fresh`` (a new process per measurement: memory rows). With
+    ``floor``, each round measures the floor first (F A B F A B …, into ``row.floor``)."""
     pair: list[servers.Child] = []
+    order: list[tuple[bool, list[dict[str, Any]], Callable[[], servers.Child]]] = [
+        (False, row.baseline, baseline), (True, row.solrace, solrace)]
+    if floor is not None:
+        order.insert(0, (False, row.floor, floor))
     try:
         if not fresh:
-            pair = [await baseline().start(), await solrace().start()]
+            pair = [await make().start() for _, _, make in order]
         for i in range(rounds):
-            for j, (is_solrace, results) in enumerate(((False, row.baseline),
-                                                       (True, row.solrace))):
-                child = pair[j] if pair else await (solrace if is_solrace else baseline)().start()
+            for j, (is_solrace, results, make) in enumerate(order):
+                child = pair[j] if pair else await make().start()
                 try:
                     figures = await measure(child, is_solrace)
                 finally:
                     if not pair:
                         await child.stop()
                 results.append(figures)
-                print(f"  {row.name} round {i + 1} {'solrace' if is_solrace else 'baseline'}: "
+                who = ("solrace" if is_solrace else
+                       "floor" if results is row.floor else "baseline")
+                print(f"  {row.name} round {i + 1} {who}: "
                       f"{ {k: _fmt(v) for k, v in figures.items()} }", file=sys.stderr,
                       flush=True)
     finally:
@@ -197,10 +221,19 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
             ("cpu_us_per_delivery", "CPU µs per move delivered to a spectator", ""),
             ("frames_per_move_spectator", "frames per move per spectator", "1"),
             ("rival_p99_ms", "a rival sees a move, p99 ms", "≤ 5 ms"),
-            ("ack_p99_ms", "player ack p99 ms", "")])
+            ("ack_p99_ms", "player ack p99 ms", ""),
+            ("cpu_user_us_per_frame", "user CPU µs per spectator frame (utime)", ""),
+            ("cpu_sys_us_per_frame", "system CPU µs per spectator frame (stime)", ""),
+            ("cpu_us_per_any_frame", "CPU µs per frame sent, players' frames counted too",
+             ""),
+            ("player_frames_per_move", "frames to the players per move (ack, rivals')", "")],
+            floor_name="floor (plain transport.write loop)",
+            floor_keys=["cpu_us_per_frame", "cpu_user_us_per_frame", "cpu_sys_us_per_frame",
+                        "cpu_us_per_any_frame", "rival_p99_ms"])
+        floor = lambda: servers.baseline("floor")  # noqa: E731
         return await alternate(row, rounds, broadcast, memory, lambda c, s: spectated_room(
             c.url, c.port, s, c.pid, args.movers, args.spectators, 2 * seconds, args.paced),
-            fresh=True)
+            fresh=True, floor=None if args.no_floor else floor)
     if name == "conns":
         counts = [int(x) for x in args.conns.split(",")]
         keys = [(f"rss_kib_per_conn_{n}", f"RSS KiB per idle connection at {n:,}",
@@ -233,6 +266,8 @@ def main() -> None:
     parser.add_argument("--fanout-window", type=int, default=4,
                         help="saturated fan-out rows: moves each mover keeps in flight")
     parser.add_argument("--paced", type=float, default=16.0, help="paced row: room moves/s")
+    parser.add_argument("--no-floor", action="store_true",
+                        help="paced row: skip the floor baseline (plain transport.write)")
     parser.add_argument("--conns", default="5000,9000", help="idle connection counts")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
@@ -257,7 +292,8 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(
             {"load_before": load_before, "load_after": load_average(),
              "rows": [{"name": r.name, "baseline": r.baseline_name, "baseline_runs": r.baseline,
-                       "solrace_runs": r.solrace} for r in rows]}, indent=1))
+                       "solrace_runs": r.solrace, "floor": r.floor_name, "floor_runs": r.floor}
+                      for r in rows]}, indent=1))
 
 
 if __name__ == "__main__":

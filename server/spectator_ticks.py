@@ -28,6 +28,7 @@ from protocol.messages import Diff, Diffs, Progress
 from . import events as ev
 from .config import ServerConfig
 from .metrics import Metrics
+from .outbound import wire_frame
 
 log = logging.getLogger(__name__)
 
@@ -41,21 +42,19 @@ log = logging.getLogger(__name__)
 TICK_WRITE_SLICE = 32
 
 
-class Deferring(Protocol):
-    """A peer that can hold a frame shared by many and write it later (``Connection``
-    can; a peer without ``defer_frame`` is sent the frame at once)."""
+class Sharing(Protocol):
+    """A peer that can take a frame shared by many as the same framed bytes
+    (``Outbound.shared_transport``: ``Connection`` can; a peer without it is sent the
+    frame through ``send_frame``)."""
 
-    def defer_frame(self, frame: bytes) -> bool:
-        """Hold ``frame`` for ``write_deferred`` (True), or send it at once (False)."""
-
-    def write_deferred(self) -> bool:
-        """Write the held frame; True if written as shared bytes."""
+    def shared_transport(self, frame: bytes, size: int) -> Any:
+        """The transport to write the shared bytes to, or None (``send_frame`` it)."""
 
 
 class TickMember(Protocol):
     """What the tick reads and advances of a spectator (``room.Member`` is one)."""
 
-    conn: Any  # a ``room.Peer``, ``Deferring`` too if it has ``defer_frame``
+    conn: Any  # a ``room.Peer``, ``Sharing`` too if it has ``shared_transport``
     pending: list[Any] | None  # events buffered while it joins; None: live
     boards_hidden: bool
     diff_seen: dict[int, int]
@@ -140,8 +139,26 @@ class _Tick:
         if in_run and len(first) == 1 and list(self.moves_now) == list(first):
             (seat, start), = first.items()
             self.single = (seat, start - 1, last[seat], self.moves_now[seat])
-        self.shown: bytes | None = None  # the frame for those in step, once encoded
-        self.withheld: bytes | None = None  # the progress-only frame, once encoded
+        self.shown: tuple[bytes, bytes] | None = None  # for those in step: payload, frame
+        self.withheld: tuple[bytes, bytes] | None = None  # the progress alone: the same
+
+    def shown_frame(self) -> tuple[bytes, bytes]:
+        """The tick's frame for a spectator in step (its diffs and progress), encoded
+        and framed (``wire_frame``) once for all: (payload, websocket frame)."""
+        shown = self.shown
+        if shown is None:
+            payload = encode(Diffs(diffs=self.diffs, progress=self.progress))
+            shown = self.shown = (payload, wire_frame(payload))
+        return shown
+
+    def withheld_frame(self) -> tuple[bytes, bytes]:
+        """The tick's frame for a spectator whose boards are withheld (the progress
+        alone), encoded and framed once for all: (payload, websocket frame)."""
+        withheld = self.withheld
+        if withheld is None:
+            payload = encode(Diffs(progress=self.progress))
+            withheld = self.withheld = (payload, wire_frame(payload))
+        return withheld
 
 
 class SpectatorTicks(Generic[M]):
@@ -235,8 +252,10 @@ class SpectatorTicks(Generic[M]):
         the rest for the next loop iteration. A spectator in step with the room (live,
         boards shown, no held diff or gap fill, its last diff of each seat just before
         the tick's first) gets the shared frame, encoded once and framed once for all
-        (``Connection.defer_frame``/``write_deferred``: the same bytes to each transport),
-        and its sequence filters advance in one step; one whose boards are withheld gets
+        (``Outbound.shared_transport``: the same bytes to each transport that can take
+        them, written in one burst after the slice's tests; a backed-up one is sent the
+        frame the usual way, queued within its bounds or cut as a slow consumer), and
+        its sequence filters advance in one step; one whose boards are withheld gets
         the progress alone (one shared frame too); any other one goes through the
         per-member filter (``tick_for``) into a frame of its own; one still joining has
         the moves buffered with its other events. Each is judged when its slice runs,
@@ -262,9 +281,13 @@ class SpectatorTicks(Generic[M]):
 
     def _serve(self, tick: _Tick, batch: list[M]) -> None:
         """The tick to each spectator of ``batch`` (see ``write_slice``). This loop is
-        per spectator, per tick: a tick of one seat's run of moves (a paced room's
-        every tick) first tries the in-step test of that seat alone, a few dict reads;
-        the general tests run in C where they can (a dict-items subset test, ``map``)."""
+        per spectator, per tick, so it does the least it can there: a tick of one seat's
+        run of moves (a paced room's every tick) first tries the in-step test of that
+        seat alone, a few dict reads; the general tests run in C where they can (a
+        dict-items subset test, ``map``); a spectator in step costs one call more
+        (``Outbound.shared_transport``: attribute checks) and the tick's shared bytes,
+        framed once, go to the slice's transports in one loop of ``write`` after the
+        tests; the frame counter moves once per slice."""
         room = self.room
         members = room.members
         expect, firsts, zeros = tick.expect, tick.firsts, tick.zeros
@@ -273,7 +296,8 @@ class SpectatorTicks(Generic[M]):
         single = tick.single
         seat, before, after, count = single if single is not None else (0, 0, 0, 0)
         written = 0
-        ready: list[Any] = []  # holding the shared frame: written after the slice's tests
+        ready: list[Any] = []  # transports taking the shared bytes, and those bytes
+        wires: list[bytes] = []
         for member in batch:
             conn = member.conn
             if members.get(conn) is not member:
@@ -285,14 +309,11 @@ class SpectatorTicks(Generic[M]):
                         and not member.boards_hidden and not member.filling
                         and seen_d.get(seat, 0) == before
                         and seen_p.get(seat, -1) < count
-                        and not any(member.held.values())):
+                        and (not member.held or not any(member.held.values()))):
                     # in step, the general tests below would say so too
                     seen_d[seat] = after
                     seen_p[seat] = count
-                    frame = tick.shown
-                    if frame is None:
-                        frame = tick.shown = encode(Diffs(diffs=tick.diffs,
-                                                          progress=tick.progress))
+                    frame, wire = tick.shown_frame()
                 elif member.pending is not None:
                     for moved in tick.moves:
                         room._hold_pending(member, moved)
@@ -308,32 +329,33 @@ class SpectatorTicks(Generic[M]):
                     seen_p.update(moves_now)
                     if not tick.progress:
                         continue
-                    frame = tick.withheld
-                    if frame is None:
-                        frame = tick.withheld = encode(Diffs(progress=tick.progress))
+                    frame, wire = tick.withheld_frame()
                 elif (in_run and expect <= seen_d.items() and not member.filling
                       and not any(member.held.values())
                       and not any(map(seen_d.get, firsts, zeros))):
                     seen_d.update(last)
                     seen_p.update(moves_now)
-                    frame = tick.shown
-                    if frame is None:
-                        frame = tick.shown = encode(Diffs(diffs=tick.diffs,
-                                                          progress=tick.progress))
+                    frame, wire = tick.shown_frame()
                 else:
                     self.tick_for(member, tick.diffs, tick.progress)
                     continue
-                defer = getattr(conn, "defer_frame", None)
-                if defer is None:
-                    conn.send_frame(frame)
-                elif defer(frame):  # the shared bytes, framed once for the tick
-                    ready.append(conn)
+                shared = getattr(conn, "shared_transport", None)
+                transport = None if shared is None else shared(frame, len(wire))
+                if transport is not None:
+                    ready.append(transport)  # the shared bytes, written after the tests
+                    wires.append(wire)
+                else:
+                    conn.send_frame(frame)  # framed for it, or queued: counted when written
             except Exception:
                 log.exception("room %s: the spectators' tick failed for one", room.code)
-        for conn in ready:
+        # One burst of writes, as the plainest broadcast loop does them (fewer wake-ups of
+        # the readers than writes interleaved with the tests: ~0.7 µs per frame less).
+        for transport, wire in zip(ready, wires, strict=True):
             try:
-                written += conn.write_deferred()
-            except Exception:
-                log.exception("room %s: a spectator's write failed", room.code)
+                transport.write(wire)
+            except Exception:  # the transport is closing under us: its reader sees it
+                log.debug("room %s: a spectator's write failed", room.code, exc_info=True)
+                continue
+            written += 1
         if written:
             self.metrics.frames_out.inc(written)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import serve
 
@@ -28,10 +29,13 @@ def test_client_frame_is_masked_with_the_length_encoded_by_size() -> None:
     assert huge[1] == 0x80 | 127 and int.from_bytes(huge[2:10], "big") == 70_000
 
 
-async def test_raw_spectators_count_each_fanned_out_frame() -> None:
+@pytest.mark.parametrize("floor", [False, True], ids=["broadcast", "floor"])
+async def test_raw_spectators_count_each_fanned_out_frame(floor: bool) -> None:
     """Two raw spectators join the broadcast baseline's room; each move a player sends
-    reaches each of them as exactly one frame (the baseline sends one Diff per move)."""
-    async with serve(broadcast_handler(), "127.0.0.1", 0, compression=None) as server:
+    reaches each of them as exactly one frame (the baseline sends one Diff per move;
+    the floor one Diffs, framed by hand and written to the transports in a loop)."""
+    async with serve(broadcast_handler(floor=floor), "127.0.0.1", 0,
+                     compression=None) as server:
         port = server.sockets[0].getsockname()[1]
         join = [encode(m.Join(code="BENCH", role="spectator"))]
         watchers = [await RawClient.open(port, join, nonce=i + 1, source=f"127.0.0.{2 + i}")

@@ -1,5 +1,5 @@
 """The spectators' tick framed once and written to every transport as the same bytes
-(``Connection.defer_frame``/``write_deferred``, ``SpectatorTicks``): the bytes are the
+(``Outbound.shared_transport``, ``SpectatorTicks``): the bytes are the
 frame a websockets client parses (checked by websockets' own client protocol, not by
 our framing code), a connection's frames stay in order, the bounds still close a slow
 consumer, a backed-up or compressed connection takes the usual path, and a room writes
@@ -10,7 +10,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
 from websockets.extensions.permessage_deflate import PerMessageDeflate
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
@@ -27,7 +26,7 @@ from server.outbound import wire_frame
 from server.room import Member
 from server.spectator_ticks import TICK_WRITE_SLICE
 
-from .test_buffers import START_MS, BatchedPeer, _room
+from .test_buffers import START_MS, BatchedPeer, Peer, _room
 
 
 class Transport:
@@ -108,71 +107,64 @@ def test_the_shared_bytes_are_the_frame_websockets_makes_for_one_connection() ->
         assert (frame.opcode, frame.fin, frame.data) == (Opcode.BINARY, True, payload)
 
 
-async def test_a_deferred_frame_is_written_before_anything_sent_after_it() -> None:
+def _shared(conn: Connection, payload: bytes) -> bool:
+    """The tick's path for one connection: the shared bytes written to the transport
+    ``shared_transport`` hands out (True), else the payload sent the usual way."""
+    wire = wire_frame(payload)
+    transport = conn.shared_transport(payload, len(wire))
+    if transport is None:
+        conn.send_frame(payload)
+        return False
+    transport.write(wire)
+    return True
+
+
+async def test_a_frame_sent_after_the_shared_bytes_follows_them() -> None:
     conn, ws = _connection()
     a, b = _payload(1), _payload(2)
-    assert conn.defer_frame(a)
-    assert ws.transport.data == b""  # held until its slice
+    assert _shared(conn, a)
     conn.send_frame(b)
     conn._flush()  # the end of the loop tick (call_soon)
     assert [f.data for f in _parsed(ws.transport.data)] == [a, b]
-    assert not conn.write_deferred()  # already written: nothing twice
-    assert [f.data for f in _parsed(ws.transport.data)] == [a, b]
+    assert decode_server(_parsed(ws.transport.data)[0].data) == Pong(server_ms=1, nonce=1)
 
 
-async def test_a_deferred_frame_goes_out_as_shared_bytes_when_its_slice_comes() -> None:
-    conn, ws = _connection()
-    a = _payload(3)
-    assert conn.defer_frame(a)
-    assert conn.outbound_bytes() == len(a)  # counted while held
-    assert conn.write_deferred()
-    assert [f.data for f in _parsed(ws.transport.data)] == [a]
-    assert decode_server(_parsed(ws.transport.data)[0].data) == Pong(server_ms=3, nonce=3)
-
-
-async def test_a_second_frame_for_a_connection_still_holding_one_is_not_reordered() -> None:
+async def test_a_frame_of_its_own_this_loop_tick_is_not_overtaken() -> None:
     conn, ws = _connection()
     a, b = _payload(4), _payload(5)
-    assert conn.defer_frame(a)
-    assert not conn.defer_frame(b)  # sent the usual way, after the held one
+    conn.send_frame(a)  # framed, written at the end of the loop tick
+    assert not _shared(conn, b)  # sent the usual way, after it
     conn._flush()
     assert [f.data for f in _parsed(ws.transport.data)] == [a, b]
 
 
-async def test_a_close_writes_the_deferred_frame_first() -> None:
+async def test_a_closing_connection_gets_no_shared_bytes() -> None:
     conn, ws = _connection()
-    a = _payload(6)
-    assert conn.defer_frame(a)
     conn.close_with(Code.SHUTTING_DOWN, "bye")
-    assert [f.data for f in _parsed(ws.transport.data)] == [a]  # before the Closing
+    assert not _shared(conn, _payload(6))
     writer = conn._writer_task
     assert writer is not None
     await writer
+    assert ws.transport.data == b""
     assert [decode_server(x).code for x in ws.sent] == [Code.SHUTTING_DOWN]
 
 
 async def test_a_frame_past_the_bounds_closes_a_slow_consumer_instead() -> None:
     conn, ws = _connection(max_outbound_bytes=10_000)
     ws.transport.buffered = 9_990  # under the direct-write limit, near the byte bound
-    assert conn.defer_frame(_payload(7))  # the bounds are checked when it is written
-    assert not conn.write_deferred()
+    assert not _shared(conn, _payload(7))
     assert conn._closing is not None and conn._closing[0] is Code.SLOW_CONSUMER
     assert ws.transport.data == b""
     if conn._writer_task is not None:
         conn._writer_task.cancel()
 
 
-@pytest.mark.parametrize("backed_up", ["before the tick", "before its slice"])
-async def test_a_backed_up_connection_queues_the_frame_behind_its_backlog(
-        backed_up: str) -> None:
+async def test_a_backed_up_connection_queues_the_frame_behind_its_backlog() -> None:
     conn, ws = _connection()
     a = _payload(8)
-    if backed_up == "before the tick":
-        ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
-    assert conn.defer_frame(a)
     ws.transport.buffered = Connection.DIRECT_WRITE_LIMIT
-    assert not conn.write_deferred()
-    assert list(conn._queue) == [a] and ws.transport.data == b""
+    assert not _shared(conn, a)
+    assert list(conn._queue or []) == [a] and ws.transport.data == b""
     writer = conn._writer_task
     assert writer is not None
     await writer
@@ -183,39 +175,19 @@ async def test_a_connection_with_an_extension_is_sent_its_own_frame() -> None:
     conn, ws = _connection()
     ws.protocol.extensions = [PerMessageDeflate(False, False, 15, 15)]
     a = _payload(10)
-    assert conn.defer_frame(a)
-    assert not conn.write_deferred()
-    assert conn._deferred is None and conn._unflushed_frames == 1  # framed by websockets
+    assert not _shared(conn, a)
+    assert conn._unflushed_frames == 1  # framed by websockets
     conn._flush()
     data = bytes(ws.transport.data)
     assert data[0] & 0x40 and data != wire_frame(a)  # RSV1: compressed, for it alone
 
 
-class DeferringPeer(BatchedPeer):
-    """A stand-in connection that holds a shared frame as ``Connection`` does: written
-    by ``write_deferred``, or first thing when something else is sent to it."""
+class SharingPeer(BatchedPeer):
+    """A stand-in connection with the tick's shared path (``shared_transport``): the
+    bytes written there are kept decoded, as ``send_frame`` keeps a frame."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.held: bytes | None = None
-
-    def defer_frame(self, frame: bytes) -> bool:
-        if self.held is not None:
-            self.send_frame(frame)
-            return False
-        self.held = frame
-        return True
-
-    def write_deferred(self) -> bool:
-        held, self.held = self.held, None
-        if held is None:
-            return False
-        super().send_frame(held)
-        return True
-
-    def send_frame(self, frame: bytes) -> None:
-        self.write_deferred()
-        super().send_frame(frame)
+    def shared_transport(self, frame: bytes, size: int) -> Any:
+        return SimpleNamespace(write=lambda wire: Peer.send_frame(self, _parsed(wire)[0].data))
 
 
 def _run_slices(room: Any, max_slices: int = 50) -> list[int]:
@@ -235,7 +207,7 @@ def _run_slices(room: Any, max_slices: int = 50) -> list[int]:
 async def test_a_room_writes_a_tick_one_slice_per_loop_callback() -> None:
     now = [START_MS]
     room, _, events = await _room(now, 3)
-    peers = [DeferringPeer(f"w{i}") for i in range(2 * TICK_WRITE_SLICE + 5)]
+    peers = [SharingPeer(f"w{i}") for i in range(2 * TICK_WRITE_SLICE + 5)]
     for peer in peers:
         room.attach(Member(peer, 0, pending=None))
     for event in events:
@@ -253,7 +225,7 @@ async def test_a_room_writes_a_tick_one_slice_per_loop_callback() -> None:
 async def test_the_next_tick_finishes_the_last_one_first() -> None:
     now = [START_MS]
     room, _, events = await _room(now, 4)
-    peers = [DeferringPeer(f"w{i}") for i in range(TICK_WRITE_SLICE + 3)]
+    peers = [SharingPeer(f"w{i}") for i in range(TICK_WRITE_SLICE + 3)]
     for peer in peers:
         room.attach(Member(peer, 0, pending=None))
     for event in events[:2]:
@@ -271,7 +243,7 @@ async def test_the_next_tick_finishes_the_last_one_first() -> None:
 async def test_the_next_tick_waits_for_the_last_one_to_be_out() -> None:
     now = [START_MS]
     room, _, events = await _room(now, 3, spectator_tick_ms=50)
-    peers = [DeferringPeer(f"w{i}") for i in range(TICK_WRITE_SLICE + 3)]
+    peers = [SharingPeer(f"w{i}") for i in range(TICK_WRITE_SLICE + 3)]
     for peer in peers:
         room.attach(Member(peer, 0, pending=None))
     await room._on_event(ev.encode_event(events[0]))

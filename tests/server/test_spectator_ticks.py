@@ -15,13 +15,13 @@ from server.room import Member, Room
 from server.spectator_ticks import TICK_WRITE_SLICE
 
 from .test_buffers import START_MS, BatchedPeer, _expected, _room, _settle
-from .test_shared_frames import DeferringPeer, _run_slices
+from .test_shared_frames import SharingPeer, _run_slices
 
 
 async def _watched(moves: int, spectators: int) -> tuple[Room, list[Member], list[ev.Moved]]:
     now = [START_MS]
     room, _, events = await _room(now, moves)
-    members = [Member(DeferringPeer(f"w{i}"), 0, pending=None) for i in range(spectators)]
+    members = [Member(SharingPeer(f"w{i}"), 0, pending=None) for i in range(spectators)]
     for member in members:
         room.attach(member)
     for event in events:
