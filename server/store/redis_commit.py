@@ -189,6 +189,7 @@ class GroupCommit(asyncio.Protocol):
     with the script's text (``EVAL``, which also caches it)."""
 
     MAX_BATCH = 512  # calls per batch (bounds one reply's size and one WAIT's wait)
+    EARLY_WRITE = 8  # callback calls queued in one tick written at once (Redis starts on them)
 
     def __init__(self, pool: Any, script: Any, wait_replicas: int, timeout_s: float,
                  wait_timeout_ms: int) -> None:
@@ -231,8 +232,13 @@ class GroupCommit(asyncio.Protocol):
         ``data_received`` (or a later callback of the loop on failure), never before
         this returns, in the context current now (the caller's log fields, as
         ``loop.call_soon`` would). ``packed_keys`` must be ``bulk(keys)``."""
-        self._queue.append(_Call(keys, args, None, packed_keys, callback,
-                                 contextvars.copy_context()))
+        queue = self._queue
+        queue.append(_Call(keys, args, None, packed_keys, callback, contextvars.copy_context()))
+        if len(queue) >= self.EARLY_WRITE:
+            transport = self._transport
+            if transport is not None and not self._closed and not transport.is_closing():
+                self._write(transport, self._take(), evals=False)
+                return
         if not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)

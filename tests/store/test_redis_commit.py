@@ -204,6 +204,40 @@ async def test_calls_answered_by_callback_hear_their_own_reply_once_in_their_con
     assert len(lost) == 1 and isinstance(lost[0], StoreUnavailable)
 
 
+async def test_callback_calls_of_one_tick_go_out_early_in_order_each_its_own_reply(
+        scripted: ScriptedRedis) -> None:
+    """``EARLY_WRITE`` callback calls queued in one loop tick are written at once (Redis
+    starts on them while the node judges the rest of the tick's moves), the rest at the
+    end of the tick: two batches on the wire before the tick ended, every call sent once,
+    in order, each answered with its own reply."""
+    commit = committer(scripted.port)
+    all_heard = asyncio.Event()
+    connected = asyncio.Event()
+    commit.submit_later(KEYS, [1, "1", 0, b"e", "m"], bulk(KEYS),
+                        lambda outcome: connected.set())
+    await scripted.until(1)
+    scripted.reply(0, APPENDED)
+    await asyncio.wait_for(connected.wait(), EVENT_TIMEOUT_S)  # (connected now)
+    heard: list[Any] = []
+    count = GroupCommit.EARLY_WRITE + 3
+
+    def callback(outcome: Any) -> None:
+        heard.append(outcome)
+        if len(heard) == count:
+            all_heard.set()
+
+    for seq in range(1, count + 1):  # one tick: no await in between
+        commit.submit_later(KEYS, [1, "1", seq, b"e", "m"], bulk(KEYS), callback)
+    assert len(commit._on_wire) == 1  # the first EARLY_WRITE are written already
+    await scripted.until(1 + count)
+    assert [cmd[10] for _, cmd in scripted.commands[1:]] == [
+        str(seq).encode() for seq in range(1, count + 1)]
+    scripted.reply(0, b"".join(b"*2\r\n:0\r\n:%d\r\n" % seq for seq in range(1, count + 1)))
+    await asyncio.wait_for(all_heard.wait(), EVENT_TIMEOUT_S)
+    assert heard == [[0, seq] for seq in range(1, count + 1)]
+    await commit.close()
+
+
 async def test_a_flushed_script_is_sent_once_with_its_text(
         redis_server: Callable[..., RedisProcess]) -> None:
     redis = redis_server()
