@@ -44,6 +44,10 @@ class ServerConfig:
     # -- per connection
     max_connections: int = 10_000  # beyond it, new websocket handshakes get HTTP 503
     outbound_queue: int = 512  # frames waiting to be written; beyond it: slow_consumer
+    # Frames a connection holds, in order, while its move on Redis awaits the store's
+    # reply (connection.py, ``take``); beyond it they go to websockets' assembler, which
+    # pauses reading past its own high-water mark (backpressure, as before).
+    held_frames: int = 8
     hello_timeout_s: float = 10.0  # before hello
     idle_timeout_s: float = 120.0  # after hello, while in no room (rooms are kept alive by pings)
     ping_interval_s: float | None = 20.0  # websocket keepalive pings

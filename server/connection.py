@@ -14,6 +14,7 @@ import contextvars
 import itertools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -93,6 +94,19 @@ def _append_now(server: Any) -> Callable[..., None] | None:
     return append
 
 
+def _append_later(store: Any) -> Callable[..., None] | None:
+    """The store's ``append_move_later`` when it may stand for ``append_move``
+    (``RedisStore.appends_later``: a standalone Redis, its group commit), else None.
+    Its calls are timed into ``solrace_store_op_seconds{op="append_move"}`` by the
+    connection (``_answered``), as ``InstrumentedStore`` times ``append_move``: a round
+    trip to Redis, which the store's alerts watch."""
+    appends_later = getattr(store, "appends_later", None)
+    if appends_later is None or appends_later() is not True:
+        return None
+    append: Callable[..., None] = store.append_move_later
+    return append
+
+
 class Server(lobby.Server, Protocol):
     """The node as a connection sees it (``app.Server`` is one)."""
 
@@ -107,9 +121,10 @@ class Connection(Outbound):
     only when it fires (not one ``asyncio.timeout`` per frame)."""
 
     __slots__ = (
-        "_append", "_credits", "_ctx", "_idle_timer", "_inline", "_last_in", "_lost",
-        "_waiting", "_wake", "_work", "address", "batched", "bot", "busy", "hello_done",
-        "legal_moves", "member", "name", "room", "rooms_used",
+        "_append", "_blocked", "_credits", "_ctx", "_held", "_idle_timer", "_inline",
+        "_last_in", "_later", "_lost", "_pending", "_waiting", "_wake", "_work", "address",
+        "batched", "bot", "busy", "hello_done", "legal_moves", "member", "name", "room",
+        "rooms_used",
     )
 
     server: Server  # (the node as a whole: Outbound only needs part of it)
@@ -137,6 +152,14 @@ class Connection(Outbound):
         store = getattr(server, "store", None)
         self._inline = getattr(store, "completes_inline", False) is True
         self._append = _append_now(server) if self._inline else None
+        # A move on a store that answers appends by callback (Redis' group commit):
+        # judged in ``take``, acknowledged from the store's reply (``_move_later``).
+        # While it is pending (``_pending``: its message and start), the frames after it
+        # wait in ``_held``, in order (at most ``held_frames``, then websockets' assembler).
+        self._later = None if self._inline else _append_later(store)
+        self._pending: tuple[Room, Member, m.Move, Any, float, float] | None = None
+        self._held: deque[bytes] = deque()
+        self._blocked = False  # the run task waits for the pending move (``_until_answered``)
         self._waiting = 0  # messages in websockets' assembler, for the run task, in order
         self._work: Coroutine[Any, Any, None] | _Resume | None = None  # handed to run
         self._wake: asyncio.Future[None] | None = None  # the idle run task waits on it
@@ -199,6 +222,12 @@ class Connection(Outbound):
         if loop is None:
             loop = self._loop = asyncio.get_running_loop()
         self._last_in = loop.time()
+        if self._pending is not None:  # behind a move on Redis: in order, once it is answered
+            held = self._held
+            held.append(frame)
+            if len(held) >= self.config.held_frames:
+                self.busy = True  # the next ones go to websockets' assembler (it pauses)
+            return True
         self.busy = True
         started = time.perf_counter()
         msg = self._accept(frame)
@@ -220,6 +249,11 @@ class Connection(Outbound):
                         work = None
                     else:  # it suspended (a store step that waits): the run task goes on
                         work = _Resume(work, yielded)
+            elif type(msg) is m.Move and self._later is not None:
+                ctx = self._ctx
+                if ctx is None:  # (not reached: set whenever the run task goes idle)
+                    ctx = self._ctx = contextvars.copy_context()
+                work = ctx.run(self._move_later, msg, started)
             else:
                 work = self._serve(msg, started)
             if work is not None:
@@ -282,6 +316,11 @@ class Connection(Outbound):
                 if work is not None:
                     self._work = None
                     await work
+                elif self._pending is not None:  # a move on Redis: what follows waits for it
+                    await self._until_answered(loop)
+                    continue
+                elif self._held:  # frames held behind it, before those in the assembler
+                    await self._handle(self._held.popleft())
                 elif self._waiting:
                     if self._waiting > 0:
                         self._waiting -= 1
@@ -306,6 +345,9 @@ class Connection(Outbound):
                     self._arm_idle()  # left a room: the idle deadline applies again
         finally:
             self.busy = True  # nothing more is handled as it arrives
+            self._held.clear()  # (the connection is closing: not answered)
+            while self._pending is not None:  # its ack (or refusal) first: the seat's state
+                await self._until_answered(loop)
             detach = getattr(self.ws, "detach", None)
             if detach is not None:
                 detach()
@@ -334,7 +376,11 @@ class Connection(Outbound):
         """One message the run task received itself (from websockets' assembler)."""
         started = time.perf_counter()
         msg = self._accept(frame)
-        if msg is not None:
+        if msg is None:
+            return
+        if type(msg) is m.Move and self._later is not None:
+            self._move_later(msg, started)  # answered from the store's reply (``_pending``)
+        else:
             await self._serve(msg, started)
 
     def _accept(self, frame: bytes | str) -> Any:
@@ -396,6 +442,92 @@ class Connection(Outbound):
             self._failed(exc, msg)
             return
         self._replied(reply, started)
+
+    def _move_later(self, msg: m.Move, started: float) -> None:
+        """A move on a store that answers appends by callback (``race.play_later``):
+        judged now, and answered from the store's reply (``_answered``); until then the
+        connection's later frames wait (``take`` holds them)."""
+        later = self._later
+        assert later is not None
+        try:
+            room, member = self._in_room()
+            judged = race.play_later(room, member, msg, later, self._answered)
+        except Exception as exc:
+            self._failed(exc, msg)
+            return
+        if isinstance(judged, m.Rejected):  # judged illegal: nothing to store
+            self.send(judged)
+        else:  # (and when it was handed to the store: its timer)
+            self._pending = (room, member, msg, judged, started, time.perf_counter())
+
+    def _answered(self, exc: Exception | None) -> None:
+        """The store answered the pending move (``exc``: None when it is stored; called
+        from the store's reply, outside any task): the ack or refusal, then the frames
+        held behind it, in order, each as ``take`` would handle it — until one waits
+        again (another move on Redis, or a coroutine the run task takes over)."""
+        pending, self._pending = self._pending, None
+        if pending is None:  # (not reached: one answer per move)
+            return
+        if self.receiving:  # (not reached: the reply comes from the store's connection)
+            self._answered_now(pending, exc)
+            return
+        # The ack (and what else this sends) is written at the end, in one write: now,
+        # not a loop iteration later (``Outbound.flush``).
+        self.receiving = True
+        try:
+            self._answered_now(pending, exc)
+        finally:
+            self.receiving = False
+            if self._unflushed_frames:
+                self.flush()
+
+    def _answered_now(self, pending: tuple[Room, Member, m.Move, Any, float, float],
+                      exc: Exception | None) -> None:
+        room, member, msg, judged, started, submitted = pending
+        self.server.metrics.store_latency.labels("append_move").observe(
+            time.perf_counter() - submitted)
+        outcome = race.appended(room, member, msg, judged, exc)
+        work: Coroutine[Any, Any, None] | None
+        if isinstance(outcome, Exception):
+            self._failed(outcome, msg)
+            work = None
+        elif isinstance(outcome, m.Accepted | m.Rejected):
+            self._replied(outcome, started)
+            work = None
+        else:
+            work = self._move_rest(outcome, msg, started)
+        held = self._held
+        while work is None and held and self._pending is None and self._closing is None:
+            frame = held.popleft()
+            started = time.perf_counter()
+            msg = self._accept(frame)
+            if msg is None:
+                continue
+            if type(msg) is m.Move:  # (in the move's context: see GroupCommit.submit_later)
+                self._move_later(msg, started)
+            else:
+                work = self._serve(msg, started)
+        if work is not None:
+            self.busy = True
+            self._hand_over(work)  # then the held frames, then the assembler's
+        elif self._pending is None:
+            if self._blocked or self._waiting or self._lost or self._closing is not None:
+                self.busy = True
+                self._wake_run()  # the run task goes on: frames in the assembler, or the end
+            else:
+                self.busy = False
+        elif len(held) < self.config.held_frames and not self._waiting:
+            self.busy = False
+
+    async def _until_answered(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Wait (the run task) until the pending move on Redis is answered."""
+        self._wake = wake = loop.create_future()
+        self._blocked = True
+        try:
+            await wake
+        finally:
+            self._wake = None
+            self._blocked = False
 
     def _replied(self, reply: m.Accepted | m.Rejected, started: float) -> None:
         """A move's outcome: a rejection is sent (the ack was, by ``race``), an

@@ -273,6 +273,45 @@ def play_now(room: Room, member: Member, msg: Move,
     return ack
 
 
+Outcome = Accepted | Rejected | Coroutine[Any, Any, Any] | Exception
+
+
+def play_later(room: Room, member: Member, msg: Move, append: Callable[..., None],
+               done: Callable[[Exception | None], None]) -> _Judged | Rejected:
+    """``play`` in two steps, for a store that answers an append by callback
+    (``append``: its ``append_move_later``, the same step as ``append_move``: the Redis
+    group commit), without a coroutine or a task. This step judges the move: its
+    ``Rejected``, or the judged move, handed to the store, which calls ``done`` (None:
+    stored, else the exception) once it answered; then ``appended`` is the rest."""
+    judged = _judge(room, member, msg)
+    if isinstance(judged, Rejected):
+        return judged
+    append(room.code, member.seat, member.epoch, msg.seq, LogEntry(judged.move, judged.clock),
+           done, event=judged.event, **judged.fields)
+    return judged
+
+
+def appended(room: Room, member: Member, msg: Move, judged: _Judged,
+             exc: Exception | None) -> Outcome:
+    """The rest of ``play_later`` once the store answered (``exc``: None when the move
+    is stored): what ``play_now`` would return — the ``Accepted`` (sent already; the
+    seat's state advances only now), a ``Rejected`` (nothing changed), or a coroutine
+    for what must wait — or the exception ``play`` would raise."""
+    try:
+        if exc is None:
+            ack = _stored(room, member, msg, judged)
+            if judged.status == "playing":
+                return ack
+            return _finish_check(room, member.seat, judged.status, ack)
+        # counted as metrics.InstrumentedStore counts append_move's
+        room.server.metrics.store_errors.labels("append_move", error_kind(exc)).inc()
+        if not isinstance(exc, StoreError):
+            return exc
+        return _not_stored(room, member, msg, exc)
+    except Exception as failed:
+        return failed
+
+
 async def _finish_check(room: Room, seat: int, status: SeatStatus, ack: Accepted) -> Accepted:
     await run(room, core.MoveStored(seat, status))
     return ack

@@ -65,6 +65,7 @@ from .base import (
     Listed,
     SeqConflict,
     StaleEpoch,
+    StoreError,
     StoreUnavailable,
 )
 from .records import (
@@ -199,6 +200,39 @@ def _seat_pairs(fields: dict[str, Any], seat: int | None) -> list[Any]:
     for name, value in fields.items():
         pairs += [prefix + name, _encode(value)]
     return pairs
+
+
+def _append_failed(reply: Any, code: str, seat: int, epoch: int) -> StoreError | None:
+    """The error APPEND_MOVE's reply ``[status, value]`` stands for, or None (stored)."""
+    status, value = reply
+    if status == -1:
+        return StaleEpoch(f"seat {seat} of room {code} is at epoch {value}, not {epoch}")
+    if status == -2:
+        return SeqConflict(int(value))
+    return None
+
+
+class _Answer:
+    """``append_move_later``'s callback for the group commit: the call's reply (or its
+    ``StoreUnavailable``) made into what ``append_move`` would raise, given to ``done``
+    (None: stored)."""
+
+    __slots__ = ("code", "done", "epoch", "seat")
+
+    def __init__(self, done: Callable[[Exception | None], None], code: str, seat: int,
+                 epoch: int) -> None:
+        self.done, self.code, self.seat, self.epoch = done, code, seat, epoch
+
+    def __call__(self, outcome: Any) -> None:
+        failed: Exception | None
+        if isinstance(outcome, Exception):
+            failed = outcome  # the group commit's StoreUnavailable
+        else:
+            try:
+                failed = _append_failed(outcome, self.code, self.seat, self.epoch)
+            except Exception as exc:  # not APPEND_MOVE's reply shape: append_move raises too
+                failed = exc
+        self.done(failed)
 
 
 class RedisStore:
@@ -500,6 +534,44 @@ class RedisStore:
         and seq (see the module docstring). On a standalone Redis the call joins the
         node's next group commit (``redis_commit.GroupCommit``): one pipelined round trip for every
         move of the loop tick; on Cluster it is its own call (still one round trip)."""
+        script_keys, args, packed_keys = self._append_args(code, seat, epoch, seq, entry,
+                                                           event, seat_fields)
+        if self._committer is not None:
+            reply = await self._committer.submit(script_keys, args, packed_keys)
+        else:
+            reply = await self._script("APPEND_MOVE", script_keys, args)
+        failed = _append_failed(reply, code, seat, epoch)
+        if failed is not None:
+            raise failed
+
+    def appends_later(self) -> bool:
+        """True when ``append_move_later`` may stand for ``append_move``: a standalone
+        Redis (the group commit answers each call from its reply) and ``append_move``
+        this class's own (a subclass that overrides it is not bypassed)."""
+        return self._committer is not None and type(self).append_move is RedisStore.append_move
+
+    def append_move_later(
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry,
+        done: Callable[[Exception | None], None], *, event: bytes | None = None,
+        **seat_fields: Any,
+    ) -> None:
+        """``append_move`` without a coroutine (only where ``appends_later``): the call
+        joins the next group commit, and ``done`` is called once, with None when the
+        move is stored (the same guarantees: fenced, durable as ``append_move`` makes
+        it) or with the exception ``append_move`` would raise (a ``StoreError``: then
+        nothing was stored) — from the reply's ``data_received``, outside any task, never before
+        this returns."""
+        script_keys, args, packed_keys = self._append_args(code, seat, epoch, seq, entry,
+                                                           event, seat_fields)
+        committer = self._committer
+        assert committer is not None  # (appends_later)
+        committer.submit_later(script_keys, args, packed_keys,
+                               _Answer(done, code, seat, epoch))
+
+    def _append_args(self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry,
+                     event: bytes | None, seat_fields: dict[str, Any],
+                     ) -> tuple[list[str], list[Any], bytes]:
+        """APPEND_MOVE's keys, arguments and packed keys for one move."""
         if not _SEAT_FIELD_SET.issuperset(seat_fields):
             _check_fields(seat_fields, _SEAT_FIELDS)  # raises, naming the unknown fields
         cached = self._seat_keys.get((code, seat))
@@ -518,14 +590,7 @@ class RedisStore:
             args += [event, channel, "1" if self._cluster else "0", HISTORY_LEN,
                      f"{_TOKENS.getrandbits(32):08x}"]
         args += _seat_pairs(seat_fields, seat)
-        if self._committer is not None:
-            status, value = await self._committer.submit(script_keys, args, packed_keys)
-        else:
-            status, value = await self._script("APPEND_MOVE", script_keys, args)
-        if status == -1:
-            raise StaleEpoch(f"seat {seat} of room {code} is at epoch {value}, not {epoch}")
-        if status == -2:
-            raise SeqConflict(int(value))
+        return script_keys, args, packed_keys
 
     async def read_log(self, code: str, seat: int, after: int = 0,
                        limit: int | None = None) -> list[LogEntry]:

@@ -17,9 +17,11 @@ commands are one write; the replies resolve the callers' futures from the protoc
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import socket
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import hiredis
@@ -100,17 +102,46 @@ async def open_connection(pool: Any, protocol: asyncio.Protocol, timeout_s: floa
 
 
 class _Call:
-    """One APPEND_MOVE call: its command (kept to send it again) and its caller's future."""
+    """One APPEND_MOVE call: its command (kept to send it again) and who hears its
+    outcome: its caller's future (``submit``), or a callback (``submit_later``)."""
 
-    __slots__ = ("args", "future", "keys", "packed_keys", "tries")
+    __slots__ = ("args", "callback", "context", "future", "keys", "packed_keys", "tries")
 
-    def __init__(self, keys: list[str], args: list[Any], future: asyncio.Future[Any],
-                 packed_keys: bytes) -> None:
+    def __init__(self, keys: list[str], args: list[Any], future: asyncio.Future[Any] | None,
+                 packed_keys: bytes, callback: Callable[[Any], None] | None = None,
+                 context: contextvars.Context | None = None) -> None:
         self.keys = keys
         self.packed_keys = packed_keys  # bulk(keys)
         self.args = args
         self.future = future
+        self.callback = callback  # (with no future) called once, with the reply or exception
+        self.context = context  # the callback runs in it (as asyncio runs a callback)
         self.tries = 0  # connections this call was sent on
+
+    def done(self) -> bool:
+        """Whether the call's outcome was given already."""
+        future = self.future
+        return self.callback is None if future is None else future.done()
+
+    def settle(self, outcome: Any) -> None:
+        """Give the call's outcome (a reply, or an exception), once."""
+        future = self.future
+        if future is not None:
+            if not future.done():
+                if isinstance(outcome, BaseException):
+                    future.set_exception(outcome)
+                else:
+                    future.set_result(outcome)
+            return
+        callback, self.callback = self.callback, None
+        if callback is not None:
+            try:
+                if self.context is None:
+                    callback(outcome)
+                else:
+                    self.context.run(callback, outcome)
+            except Exception:  # the caller's own failure: the batch's other calls go on
+                log.exception("redis append_move: the caller's callback failed")
 
 
 class _Batch:
@@ -158,6 +189,7 @@ class GroupCommit(asyncio.Protocol):
     with the script's text (``EVAL``, which also caches it)."""
 
     MAX_BATCH = 512  # calls per batch (bounds one reply's size and one WAIT's wait)
+    EARLY_WRITE = 8  # callback calls queued in one tick written at once (Redis starts on them)
 
     def __init__(self, pool: Any, script: Any, wait_replicas: int, timeout_s: float,
                  wait_timeout_ms: int) -> None:
@@ -192,6 +224,24 @@ class GroupCommit(asyncio.Protocol):
             self._scheduled = True
             loop.call_soon(self._flush)
         return await future
+
+    def submit_later(self, keys: list[str], args: list[Any], packed_keys: bytes,
+                     callback: Callable[[Any], None]) -> None:
+        """``submit`` without a future: queue the call for the next batch, and call
+        ``callback`` once with its reply or its ``StoreUnavailable`` — from the reply's
+        ``data_received`` (or a later callback of the loop on failure), never before
+        this returns, in the context current now (the caller's log fields, as
+        ``loop.call_soon`` would). ``packed_keys`` must be ``bulk(keys)``."""
+        queue = self._queue
+        queue.append(_Call(keys, args, None, packed_keys, callback, contextvars.copy_context()))
+        if len(queue) >= self.EARLY_WRITE:
+            transport = self._transport
+            if transport is not None and not self._closed and not transport.is_closing():
+                self._write(transport, self._take(), evals=False)
+                return
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
 
     # ------------------------------------------------------------------ sending
 
@@ -314,18 +364,15 @@ class GroupCommit(asyncio.Protocol):
                            for r in replies]
         again: list[_Call] = []
         for call, reply in zip(batch.calls, replies, strict=True):
-            future = call.future
-            if future.done():
+            if call.done():
                 continue
-            if isinstance(reply, StoreUnavailable):
-                future.set_exception(reply)
-            elif isinstance(reply, hiredis.ReplyError):
+            if isinstance(reply, hiredis.ReplyError):
                 if str(reply).startswith("NOSCRIPT") and not batch.evals:
                     again.append(call)  # nothing ran: send it with the script's text
                 else:
-                    future.set_exception(StoreUnavailable(f"redis append_move failed: {reply}"))
+                    call.settle(StoreUnavailable(f"redis append_move failed: {reply}"))
             else:
-                future.set_result(reply)
+                call.settle(reply)  # a reply, or the StoreUnavailable of a short WAIT
         if again:
             log.info("redis append_move: script not cached (Redis restarted?); sending it")
             transport = self._transport
@@ -365,12 +412,12 @@ class GroupCommit(asyncio.Protocol):
             if not isinstance(item, _Batch):
                 continue
             for call in item.calls:
-                if call.future.done():
+                if call.done():
                     continue
                 if retry and call.tries < 2 and not self._closed:
                     again.append(call)
                 else:
-                    call.future.set_exception(StoreUnavailable(f"redis append_move failed: {why}"))
+                    call.settle(StoreUnavailable(f"redis append_move failed: {why}"))
         if again:
             self._queue[:0] = again  # before anything submitted since: they were first
             if not self._scheduled:
@@ -382,8 +429,8 @@ class GroupCommit(asyncio.Protocol):
     @staticmethod
     def _fail(calls: list[_Call], why: str) -> None:
         for call in calls:
-            if not call.future.done():
-                call.future.set_exception(StoreUnavailable(f"redis append_move failed: {why}"))
+            if not call.done():
+                call.settle(StoreUnavailable(f"redis append_move failed: {why}"))
 
     async def close(self) -> None:
         """Wait (bounded by the batches' own deadline) for the batches on the wire, then

@@ -24,7 +24,7 @@ from redis.asyncio.connection import Connection
 from server.store import LogEntry, StoreUnavailable
 from server.store import redis_scripts as lua
 from server.store.redis import RedisStore
-from server.store.redis_commit import GroupCommit, pack
+from server.store.redis_commit import GroupCommit, bulk, pack
 from tests.conftest import RedisProcess
 
 from .test_contract import EVENT_TIMEOUT_S, room_with_seats
@@ -154,6 +154,87 @@ async def test_a_call_lost_with_its_connection_is_sent_once_more(
     with pytest.raises(StoreUnavailable, match="connection"):
         await call
     assert [c for c, _ in scripted.commands] == [0, 1, 1, 2]
+    await commit.close()
+
+
+async def test_calls_answered_by_callback_hear_their_own_reply_once_in_their_context(
+        scripted: ScriptedRedis) -> None:
+    """``submit_later``: no callback before the call returns; each call's callback runs
+    once, from the reply (no task current), in the context the call was made in, with
+    its own reply, a Redis error as ``StoreUnavailable``; a call lost with two
+    connections is failed, once, too."""
+    import contextvars
+
+    commit = committer(scripted.port)
+    who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="none")
+    heard: list[tuple[str, Any, bool]] = []
+    all_heard = asyncio.Event()
+
+    def callback(outcome: Any) -> None:
+        heard.append((who.get(), outcome, asyncio.current_task() is not None))
+        if len(heard) == 3:
+            all_heard.set()
+
+    def call(name: str, seq: int) -> None:
+        who.set(name)
+        commit.submit_later(KEYS, [1, "1", seq, b"e", "m"], bulk(KEYS), callback)
+
+    for name, seq in (("a", 1), ("b", 2), ("c", 3)):
+        contextvars.copy_context().run(call, name, seq)
+    assert heard == []  # never before the call returned
+    await scripted.until(3)
+    assert [cmd[10] for _, cmd in scripted.commands] == [b"1", b"2", b"3"]
+    scripted.reply(0, b"*2\r\n:0\r\n:1\r\n*2\r\n:-1\r\n:7\r\n-BUSY Redis is busy\r\n")
+    await asyncio.wait_for(all_heard.wait(), EVENT_TIMEOUT_S)
+    assert [(name, in_task) for name, _, in_task in heard] == [
+        ("a", False), ("b", False), ("c", False)]
+    assert [outcome for _, outcome, _ in heard[:2]] == [[0, 1], [-1, 7]]
+    assert isinstance(heard[2][1], StoreUnavailable) and "BUSY" in str(heard[2][1])
+    # lost with two connections: failed, once
+    failed = asyncio.Event()
+    lost: list[Any] = []
+    commit.submit_later(KEYS, [1, "1", 4, b"e", "m"], bulk(KEYS),
+                        lambda outcome: (lost.append(outcome), failed.set()))
+    await scripted.until(4)
+    scripted.drop(0)
+    await scripted.until(5)
+    scripted.drop(1)
+    await asyncio.wait_for(failed.wait(), EVENT_TIMEOUT_S)
+    await commit.close()
+    assert len(lost) == 1 and isinstance(lost[0], StoreUnavailable)
+
+
+async def test_callback_calls_of_one_tick_go_out_early_in_order_each_its_own_reply(
+        scripted: ScriptedRedis) -> None:
+    """``EARLY_WRITE`` callback calls queued in one loop tick are written at once (Redis
+    starts on them while the node judges the rest of the tick's moves), the rest at the
+    end of the tick: two batches on the wire before the tick ended, every call sent once,
+    in order, each answered with its own reply."""
+    commit = committer(scripted.port)
+    all_heard = asyncio.Event()
+    connected = asyncio.Event()
+    commit.submit_later(KEYS, [1, "1", 0, b"e", "m"], bulk(KEYS),
+                        lambda outcome: connected.set())
+    await scripted.until(1)
+    scripted.reply(0, APPENDED)
+    await asyncio.wait_for(connected.wait(), EVENT_TIMEOUT_S)  # (connected now)
+    heard: list[Any] = []
+    count = GroupCommit.EARLY_WRITE + 3
+
+    def callback(outcome: Any) -> None:
+        heard.append(outcome)
+        if len(heard) == count:
+            all_heard.set()
+
+    for seq in range(1, count + 1):  # one tick: no await in between
+        commit.submit_later(KEYS, [1, "1", seq, b"e", "m"], bulk(KEYS), callback)
+    assert len(commit._on_wire) == 1  # the first EARLY_WRITE are written already
+    await scripted.until(1 + count)
+    assert [cmd[10] for _, cmd in scripted.commands[1:]] == [
+        str(seq).encode() for seq in range(1, count + 1)]
+    scripted.reply(0, b"".join(b"*2\r\n:0\r\n:%d\r\n" % seq for seq in range(1, count + 1)))
+    await asyncio.wait_for(all_heard.wait(), EVENT_TIMEOUT_S)
+    assert heard == [[0, seq] for seq in range(1, count + 1)]
     await commit.close()
 
 
