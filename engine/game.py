@@ -47,8 +47,8 @@ class Game:
     """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
     foundation heights by suit (S H D C) and the redeals left."""
 
-    __slots__ = ("_pile_texts", "_tail", "down", "found", "options", "piles", "redeals_left",
-                 "rules", "variant")
+    __slots__ = ("_owned", "_pile_texts", "_tail", "down", "found", "options", "piles",
+                 "redeals_left", "rules", "variant")
 
     def __init__(
         self,
@@ -74,6 +74,11 @@ class Game:
         # Its end (foundations and redeals: ``tail_text``), kept the same way (None:
         # stale); ``_apply`` marks it stale when a foundation or the redeals change.
         self._tail: str | None = None
+        # Copy on write: bit i set when pile i's list is this game's own. ``copy`` shares
+        # the piles' lists (neither game owns them after it) and ``_apply``, the only
+        # code that changes a pile, copies a shared one before changing it: a copy costs
+        # one list of references, not a list per pile, and a move copies one or two.
+        self._owned = -1
 
     # ----------------------------------------------------------------- state
     @property
@@ -105,10 +110,12 @@ class Game:
         return not self._has_move()
 
     def copy(self) -> Game:
-        """An independent copy (the rules tables are shared, they are immutable)."""
+        """An independent copy (the rules tables are shared, they are immutable; the
+        piles' lists are shared until a move changes them: copy on write, ``_owned``)."""
         g = Game.__new__(Game)
         g.variant, g.options, g.rules = self.variant, self.options, self.rules
-        g.piles = list(map(list.copy, self.piles))
+        g.piles = self.piles[:]
+        g._owned = self._owned = 0
         g.down = self.down[:]
         g.found = self.found[:]
         g.redeals_left = self.redeals_left
@@ -120,16 +127,19 @@ class Game:
     def state_hash(self) -> int:
         """The 32-bit state hash of this board's view (see ``engine.statehash``).
 
-        Incremental: only the piles changed since the last call are rendered again (a
-        move changes one or two); the result equals ``engine.view_hash(self.view())``."""
+        Incremental: the piles' texts are kept between calls, a move updates the one or
+        two it changed (``_apply``), and only a text not known is rendered again (after a
+        card turned face up, a redeal, a copy of a game never hashed); the result equals
+        ``engine.view_hash(self.view())``."""
         texts = self._pile_texts
         if texts is None:
             texts = self._pile_texts = [None] * len(self.piles)
-        codes = C.CODES
-        for i, text in enumerate(texts):
-            if text is None:
-                d = self.down[i]
-                texts[i] = pile_text(d, [codes[c] for c in self.piles[i][d:]])
+        if None in texts:  # (a move keeps its piles' texts: ``_apply``)
+            codes, piles, down = C.CODES, self.piles, self.down
+            for i, text in enumerate(texts):
+                if text is None:
+                    d = down[i]
+                    texts[i] = pile_text(d, [codes[c] for c in piles[i][d:]])
         tail = self._tail
         if tail is None:
             tail = self._tail = tail_text(self.found, self.redeals_left)
@@ -272,7 +282,8 @@ class Game:
 
     def why_illegal(self, mv: Move) -> str | None:
         """None if ``mv`` is legal here, else the reason it is not."""
-        if self.won:
+        found = self.found
+        if found[0] + found[1] + found[2] + found[3] == 52:  # won (no property call)
             return "the game is won: no moves remain"
         kind = mv.kind
         if kind == TABLEAU:
@@ -327,9 +338,9 @@ class Game:
 
     def _why_tableau(self, mv: Move) -> str | None:
         src, dst, n = mv.src, mv.dst, mv.n
-        bad = self._bad_pile(src) or self._bad_pile(dst)
-        if bad:
-            return bad
+        count = len(self.piles)
+        if not (0 < src <= count and 0 < dst <= count):  # (no call on the usual path)
+            return self._bad_pile(src) or self._bad_pile(dst)
         if src == dst:
             return "the source and destination piles are the same"
         if n < 1:
@@ -386,37 +397,76 @@ class Game:
         piles, down = self.piles, self.down
         kind = mv.kind
         src_index = -1
+        owned = self._owned
         if kind == TABLEAU:
-            p = piles[mv.src - 1]
+            src_index, dst_index = mv.src - 1, mv.dst - 1
+            p = piles[src_index]
             n = mv.n
-            piles[mv.dst - 1].extend(p[len(p) - n :])
-            del p[len(p) - n :]
-            src_index = mv.src - 1
+            moved = p[len(p) - n :]
+            if owned >> src_index & 1:
+                del p[len(p) - n :]
+            else:  # shared with a copy: this game's own list, without the moved cards
+                piles[src_index] = p[: len(p) - n]
+            if owned >> dst_index & 1:
+                piles[dst_index].extend(moved)
+            else:
+                piles[dst_index] = piles[dst_index] + moved
+            self._owned = owned | 1 << src_index | 1 << dst_index
         elif kind == TO_FOUNDATION:
-            card = piles[mv.src - 1].pop()
+            src_index = mv.src - 1
+            p = piles[src_index]
+            if not owned >> src_index & 1:
+                p = piles[src_index] = p[:]
+                self._owned = owned | 1 << src_index
+            card = p.pop()
             self.found[card // 13] += 1
             self._tail = None
-            src_index = mv.src - 1
         elif kind == TAKEBACK:
             self.found[mv.src] -= 1
             self._tail = None
-            piles[mv.dst - 1].append(mv.src * 13 + self.found[mv.src])
+            dst_index = mv.dst - 1
+            card = mv.src * 13 + self.found[mv.src]
+            if owned >> dst_index & 1:
+                piles[dst_index].append(card)
+            else:
+                piles[dst_index] = [*piles[dst_index], card]
+                self._owned = owned | 1 << dst_index
         else:
             cards = [c for p in piles for c in p]
             group = REDEAL_GROUP
             self.piles = [cards[i * group : (i + 1) * group] for i in range(len(piles))]
             self.down = [0] * len(piles)
+            self._owned = -1
             self.redeals_left -= 1
             self._pile_texts = self._tail = None
             return plain_diff("redeal")
         texts = self._pile_texts
-        if texts is not None:  # stale: rendered again by the next state_hash()
-            if src_index >= 0:
-                texts[src_index] = None
-            if kind != TO_FOUNDATION:
-                texts[mv.dst - 1] = None
+        if texts is not None:
+            # The changed piles' texts follow the cards (every card's code is two
+            # characters, after the pile's ``<down>:``): a slice, not a pile rendered
+            # again. A text not known (None) stays so: the next state_hash() renders it.
+            if kind == TABLEAU:
+                cut = -2 * mv.n
+                was = texts[src_index]
+                if was is None:
+                    texts[dst_index] = None
+                else:
+                    texts[src_index] = was[:cut]
+                    onto = texts[dst_index]
+                    if onto is not None:
+                        texts[dst_index] = onto + was[cut:]
+            elif kind == TO_FOUNDATION:
+                was = texts[src_index]
+                if was is not None:
+                    texts[src_index] = was[:-2]
+            else:  # TAKEBACK
+                onto = texts[dst_index]
+                if onto is not None:
+                    texts[dst_index] = onto + C.CODES[card]
         if src_index >= 0 and down[src_index] and len(piles[src_index]) == down[src_index]:
             down[src_index] -= 1
+            if texts is not None:  # its face-down count changed: rendered again
+                texts[src_index] = None
             return Diff(text, ((src_index + 1, C.CODES[piles[src_index][-1]]),))
         return plain_diff(text)
 
