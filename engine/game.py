@@ -47,8 +47,8 @@ class Game:
     """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
     foundation heights by suit (S H D C) and the redeals left."""
 
-    __slots__ = ("_owned", "_pile_texts", "_tail", "down", "found", "options", "piles",
-                 "redeals_left", "rules", "variant")
+    __slots__ = ("_owned", "_pile_texts", "_tail", "_undo", "down", "found", "options",
+                 "piles", "redeals_left", "rules", "variant")
 
     def __init__(
         self,
@@ -79,6 +79,9 @@ class Game:
         # code that changes a pile, copies a shared one before changing it: a copy costs
         # one list of references, not a list per pile, and a move copies one or two.
         self._owned = -1
+        # True when the last move ``_apply`` played is a tableau move whose reverse is
+        # listed by ``legal_moves()`` now: then the game is not stuck (``stuck``).
+        self._undo = False
 
     # ----------------------------------------------------------------- state
     @property
@@ -107,6 +110,8 @@ class Game:
         found = self.found
         if found[0] + found[1] + found[2] + found[3] == 52 or self.redeals_left > 0:
             return False  # won, or the redeal is a move (``_has_move``'s first sign)
+        if self._undo:  # the move just played can be played back (``_apply``)
+            return False
         return not self._has_move()
 
     def copy(self) -> Game:
@@ -122,6 +127,7 @@ class Game:
         texts = self._pile_texts
         g._pile_texts = texts[:] if texts is not None else None  # strings are immutable
         g._tail = self._tail
+        g._undo = self._undo
         return g
 
     def state_hash(self) -> int:
@@ -398,6 +404,7 @@ class Game:
         kind = mv.kind
         src_index = -1
         owned = self._owned
+        self._undo = False
         if kind == TABLEAU:
             src_index, dst_index = mv.src - 1, mv.dst - 1
             p = piles[src_index]
@@ -412,6 +419,14 @@ class Game:
             else:
                 piles[dst_index] = piles[dst_index] + moved
             self._owned = owned | 1 << src_index | 1 << dst_index
+            # Its reverse is listed by legal_moves() when the moved unit's bottom card
+            # fits on the source's new top (face up: turned up below if it was not), in
+            # the groupings where every unit a move can put on a pile is listed as one
+            # (a single card; Yukon's any face-up card; not a run: only whole runs are).
+            group = self.rules.group
+            if group in (SINGLE, YUKON):
+                left = piles[src_index]
+                self._undo = bool(left) and moved[0] in self.rules.fits[left[-1]]
         elif kind == TO_FOUNDATION:
             src_index = mv.src - 1
             p = piles[src_index]
