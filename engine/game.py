@@ -423,8 +423,8 @@ class Game:
             # fits on the source's new top (face up: turned up below if it was not), in
             # the groupings where every unit a move can put on a pile is listed as one
             # (a single card; Yukon's any face-up card; not a run: only whole runs are).
-            group = self.rules.group
-            if group in (SINGLE, YUKON):
+            grouping = self.rules.group
+            if grouping in (SINGLE, YUKON):
                 left = piles[src_index]
                 self._undo = bool(left) and moved[0] in self.rules.fits[left[-1]]
         elif kind == TO_FOUNDATION:
