@@ -340,7 +340,7 @@ class Connection(Outbound):
     def _accept(self, frame: bytes | str) -> Any:
         """Count, charge and decode ``frame``: its message, or None when it was answered
         with an error here (rate limited, undecodable)."""
-        self.server.metrics.frames_in.inc()
+        self.server.metrics.frames_in.value += 1  # (a HotCounter: its inc() without the call)
         if not self._credits.take():
             self._error(ProtocolError(Code.RATE_LIMITED, "too many messages; slow down"))
             return None
