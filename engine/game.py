@@ -8,6 +8,7 @@ hot paths (``legal_moves``, ``play``) work on card integers and precomputed tabl
 from __future__ import annotations
 
 from collections.abc import Mapping
+from hashlib import sha256
 from itertools import pairwise
 from typing import Any
 
@@ -30,7 +31,7 @@ from .moves import (
     tableau_row,
 )
 from .shuffle import shuffled_deck
-from .statehash import digest, pile_text, tail_text
+from .statehash import _FIRST_WORD, pile_text, tail_text
 from .variants import Variant, get_variant
 from .variants.base import EMPTY_KING, EMPTY_NEVER, RUN, SINGLE, YUKON, Rules
 
@@ -149,7 +150,8 @@ class Game:
         tail = self._tail
         if tail is None:
             tail = self._tail = tail_text(self.found, self.redeals_left)
-        return digest("|".join(texts) + tail)  # type: ignore[arg-type]
+        # ``digest``, inline (once per move): the text is ASCII
+        return int(_FIRST_WORD(sha256(("|".join(texts) + tail).encode()).digest())[0])  # type: ignore[arg-type]
 
     # ----------------------------------------------------------------- moves
     def legal_moves(self) -> list[Move]:
@@ -281,6 +283,16 @@ class Game:
         else:
             mv = parse_move(move)
             text = move  # parse_move accepts canonical notation only: it is str(mv)
+        if mv.kind == TABLEAU and mv.n == 1:
+            # The usual move, one card onto a card, found legal without why_illegal's
+            # calls: the same tests (its source face up, so the game is not won).
+            piles = self.piles
+            count = len(piles)
+            src, dst = mv.src, mv.dst
+            if 0 < src <= count and 0 < dst <= count and src != dst:
+                p, q = piles[src - 1], piles[dst - 1]
+                if len(p) > self.down[src - 1] and q and p[-1] in self.rules.fits[q[-1]]:
+                    return self._apply(mv, text or str(mv))
         reason = self.why_illegal(mv)
         if reason is not None:
             raise IllegalMove(reason)
