@@ -365,7 +365,10 @@ class MemoryStore:
         as a dict (a call with ``**fields`` packs them into a new dict: ~0.3 µs a move)."""
         if not seat_fields.keys() <= _SEAT_FIELDS:  # (the usual answer: no call)
             _check_fields(seat_fields, _SEAT_FIELDS, "SeatRecord")
-        room = self._room(code)
+        room = self._rooms.get(code)
+        if (room is not None and room.expires_at is not None
+                and time.monotonic() >= room.expires_at):
+            room = self._room(code)  # expired (``_room``'s test, without its call): dropped
         if room is None or (record := room.seats.get(seat)) is None:
             raise StaleEpoch(f"no seat {seat} in room {code!r}")
         if record.epoch != epoch:
