@@ -342,8 +342,8 @@ def _judge(room: Room, member: Member, msg: Move) -> _Judged | Rejected:
     ranked = moved_on or status != "playing" or flag
     event = room.encode_own(ev.Moved(
         member.seat, msg.seq, diff.move, state_hash, clock, revealed, progress, status,
-        views.face_down(after), progress_ms, clock if status == "won" else None, bot_marked,
-        ranked))
+        sum(after.down), progress_ms, clock if status == "won" else None, bot_marked,
+        ranked))  # (sum(after.down): ``views.face_down`` without its call)
     return _Judged(after, diff.move, clock, status, progress, progress_ms, deliberate,
                    state_hash, revealed, bot_marked, fields, event)
 
