@@ -46,7 +46,9 @@ _BUILD_TEXT = {
 
 class Game:
     """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
-    foundation heights by suit (S H D C) and the redeals left."""
+    foundation heights by suit (S H D C) and the redeals left. A copy shares the piles'
+    lists with its original until a move changes them (``copy``): change a board
+    through ``play`` only, never by editing ``piles`` in place."""
 
     __slots__ = ("_owned", "_pile_texts", "_tail", "_undo", "down", "found", "options",
                  "piles", "redeals_left", "rules", "variant")
