@@ -8,6 +8,7 @@ hot paths (``legal_moves``, ``play``) work on card integers and precomputed tabl
 from __future__ import annotations
 
 from collections.abc import Mapping
+from hashlib import sha256
 from itertools import pairwise
 from typing import Any
 
@@ -30,7 +31,7 @@ from .moves import (
     tableau_row,
 )
 from .shuffle import shuffled_deck
-from .statehash import digest, pile_text, tail_text
+from .statehash import _FIRST_WORD, pile_text, tail_text
 from .variants import Variant, get_variant
 from .variants.base import EMPTY_KING, EMPTY_NEVER, RUN, SINGLE, YUKON, Rules
 
@@ -45,10 +46,12 @@ _BUILD_TEXT = {
 
 class Game:
     """A board: piles (bottom → top, the lowest ``down[i]`` cards of pile i face down),
-    foundation heights by suit (S H D C) and the redeals left."""
+    foundation heights by suit (S H D C) and the redeals left. A copy shares the piles'
+    lists with its original until a move changes them (``copy``): change a board
+    through ``play`` only, never by editing ``piles`` in place."""
 
-    __slots__ = ("_pile_texts", "_tail", "down", "found", "options", "piles", "redeals_left",
-                 "rules", "variant")
+    __slots__ = ("_owned", "_pile_texts", "_tail", "_undo", "down", "found", "options",
+                 "piles", "redeals_left", "rules", "variant")
 
     def __init__(
         self,
@@ -74,6 +77,14 @@ class Game:
         # Its end (foundations and redeals: ``tail_text``), kept the same way (None:
         # stale); ``_apply`` marks it stale when a foundation or the redeals change.
         self._tail: str | None = None
+        # Copy on write: bit i set when pile i's list is this game's own. ``copy`` shares
+        # the piles' lists (neither game owns them after it) and ``_apply``, the only
+        # code that changes a pile, copies a shared one before changing it: a copy costs
+        # one list of references, not a list per pile, and a move copies one or two.
+        self._owned = -1
+        # True when the last move ``_apply`` played is a tableau move whose reverse is
+        # listed by ``legal_moves()`` now: then the game is not stuck (``stuck``).
+        self._undo = False
 
     # ----------------------------------------------------------------- state
     @property
@@ -102,38 +113,47 @@ class Game:
         found = self.found
         if found[0] + found[1] + found[2] + found[3] == 52 or self.redeals_left > 0:
             return False  # won, or the redeal is a move (``_has_move``'s first sign)
+        if self._undo:  # the move just played can be played back (``_apply``)
+            return False
         return not self._has_move()
 
     def copy(self) -> Game:
-        """An independent copy (the rules tables are shared, they are immutable)."""
+        """An independent copy (the rules tables are shared, they are immutable; the
+        piles' lists are shared until a move changes them: copy on write, ``_owned``)."""
         g = Game.__new__(Game)
         g.variant, g.options, g.rules = self.variant, self.options, self.rules
-        g.piles = list(map(list.copy, self.piles))
+        g.piles = self.piles[:]
+        g._owned = self._owned = 0
         g.down = self.down[:]
         g.found = self.found[:]
         g.redeals_left = self.redeals_left
         texts = self._pile_texts
         g._pile_texts = texts[:] if texts is not None else None  # strings are immutable
         g._tail = self._tail
+        g._undo = self._undo
         return g
 
     def state_hash(self) -> int:
         """The 32-bit state hash of this board's view (see ``engine.statehash``).
 
-        Incremental: only the piles changed since the last call are rendered again (a
-        move changes one or two); the result equals ``engine.view_hash(self.view())``."""
+        Incremental: the piles' texts are kept between calls, a move updates the one or
+        two it changed (``_apply``), and only a text not known is rendered again (after a
+        card turned face up, a redeal, a copy of a game never hashed); the result equals
+        ``engine.view_hash(self.view())``."""
         texts = self._pile_texts
         if texts is None:
             texts = self._pile_texts = [None] * len(self.piles)
-        codes = C.CODES
-        for i, text in enumerate(texts):
-            if text is None:
-                d = self.down[i]
-                texts[i] = pile_text(d, [codes[c] for c in self.piles[i][d:]])
+        if None in texts:  # (a move keeps its piles' texts: ``_apply``)
+            codes, piles, down = C.CODES, self.piles, self.down
+            for i, text in enumerate(texts):
+                if text is None:
+                    d = down[i]
+                    texts[i] = pile_text(d, [codes[c] for c in piles[i][d:]])
         tail = self._tail
         if tail is None:
             tail = self._tail = tail_text(self.found, self.redeals_left)
-        return digest("|".join(texts) + tail)  # type: ignore[arg-type]
+        # ``digest``, inline (once per move): the text is ASCII
+        return int(_FIRST_WORD(sha256(("|".join(texts) + tail).encode()).digest())[0])  # type: ignore[arg-type]
 
     # ----------------------------------------------------------------- moves
     def legal_moves(self) -> list[Move]:
@@ -265,6 +285,16 @@ class Game:
         else:
             mv = parse_move(move)
             text = move  # parse_move accepts canonical notation only: it is str(mv)
+        if mv.kind == TABLEAU and mv.n == 1:
+            # The usual move, one card onto a card, found legal without why_illegal's
+            # calls: the same tests (its source face up, so the game is not won).
+            piles = self.piles
+            count = len(piles)
+            src, dst = mv.src, mv.dst
+            if 0 < src <= count and 0 < dst <= count and src != dst:
+                p, q = piles[src - 1], piles[dst - 1]
+                if len(p) > self.down[src - 1] and q and p[-1] in self.rules.fits[q[-1]]:
+                    return self._apply(mv, text or str(mv))
         reason = self.why_illegal(mv)
         if reason is not None:
             raise IllegalMove(reason)
@@ -272,7 +302,8 @@ class Game:
 
     def why_illegal(self, mv: Move) -> str | None:
         """None if ``mv`` is legal here, else the reason it is not."""
-        if self.won:
+        found = self.found
+        if found[0] + found[1] + found[2] + found[3] == 52:  # won (no property call)
             return "the game is won: no moves remain"
         kind = mv.kind
         if kind == TABLEAU:
@@ -327,9 +358,9 @@ class Game:
 
     def _why_tableau(self, mv: Move) -> str | None:
         src, dst, n = mv.src, mv.dst, mv.n
-        bad = self._bad_pile(src) or self._bad_pile(dst)
-        if bad:
-            return bad
+        count = len(self.piles)
+        if not (0 < src <= count and 0 < dst <= count):  # (no call on the usual path)
+            return self._bad_pile(src) or self._bad_pile(dst)
         if src == dst:
             return "the source and destination piles are the same"
         if n < 1:
@@ -386,37 +417,85 @@ class Game:
         piles, down = self.piles, self.down
         kind = mv.kind
         src_index = -1
+        owned = self._owned
+        self._undo = False
         if kind == TABLEAU:
-            p = piles[mv.src - 1]
+            src_index, dst_index = mv.src - 1, mv.dst - 1
+            p = piles[src_index]
             n = mv.n
-            piles[mv.dst - 1].extend(p[len(p) - n :])
-            del p[len(p) - n :]
-            src_index = mv.src - 1
+            moved = p[len(p) - n :]
+            if owned >> src_index & 1:
+                del p[len(p) - n :]
+            else:  # shared with a copy: this game's own list, without the moved cards
+                piles[src_index] = p[: len(p) - n]
+            if owned >> dst_index & 1:
+                piles[dst_index].extend(moved)
+            else:
+                piles[dst_index] = piles[dst_index] + moved
+            self._owned = owned | 1 << src_index | 1 << dst_index
+            # Its reverse is listed by legal_moves() when the moved unit's bottom card
+            # fits on the source's new top (face up: turned up below if it was not), in
+            # the groupings where every unit a move can put on a pile is listed as one
+            # (a single card; Yukon's any face-up card; not a run: only whole runs are).
+            grouping = self.rules.group
+            if grouping in (SINGLE, YUKON):
+                left = piles[src_index]
+                self._undo = bool(left) and moved[0] in self.rules.fits[left[-1]]
         elif kind == TO_FOUNDATION:
-            card = piles[mv.src - 1].pop()
+            src_index = mv.src - 1
+            p = piles[src_index]
+            if not owned >> src_index & 1:
+                p = piles[src_index] = p[:]
+                self._owned = owned | 1 << src_index
+            card = p.pop()
             self.found[card // 13] += 1
             self._tail = None
-            src_index = mv.src - 1
         elif kind == TAKEBACK:
             self.found[mv.src] -= 1
             self._tail = None
-            piles[mv.dst - 1].append(mv.src * 13 + self.found[mv.src])
+            dst_index = mv.dst - 1
+            card = mv.src * 13 + self.found[mv.src]
+            if owned >> dst_index & 1:
+                piles[dst_index].append(card)
+            else:
+                piles[dst_index] = [*piles[dst_index], card]
+                self._owned = owned | 1 << dst_index
         else:
             cards = [c for p in piles for c in p]
             group = REDEAL_GROUP
             self.piles = [cards[i * group : (i + 1) * group] for i in range(len(piles))]
             self.down = [0] * len(piles)
+            self._owned = -1
             self.redeals_left -= 1
             self._pile_texts = self._tail = None
             return plain_diff("redeal")
         texts = self._pile_texts
-        if texts is not None:  # stale: rendered again by the next state_hash()
-            if src_index >= 0:
-                texts[src_index] = None
-            if kind != TO_FOUNDATION:
-                texts[mv.dst - 1] = None
+        if texts is not None:
+            # The changed piles' texts follow the cards (every card's code is two
+            # characters, after the pile's ``<down>:``): a slice, not a pile rendered
+            # again. A text not known (None) stays so: the next state_hash() renders it.
+            if kind == TABLEAU:
+                cut = -2 * mv.n
+                was = texts[src_index]
+                if was is None:
+                    texts[dst_index] = None
+                else:
+                    texts[src_index] = was[:cut]
+                    onto = texts[dst_index]
+                    if onto is not None:
+                        texts[dst_index] = onto + was[cut:]
+            elif kind == TO_FOUNDATION:
+                was = texts[src_index]
+                if was is not None:
+                    texts[src_index] = was[:-2]
+            else:  # TAKEBACK
+                onto = texts[dst_index]
+                if onto is not None:
+                    texts[dst_index] = onto + C.CODES[card]
         if src_index >= 0 and down[src_index] and len(piles[src_index]) == down[src_index]:
             down[src_index] -= 1
+            if texts is not None:  # its face-down count changed: rendered again
+                texts[src_index] = None
             return Diff(text, ((src_index + 1, C.CODES[piles[src_index][-1]]),))
         return plain_diff(text)
 

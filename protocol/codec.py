@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any, cast, get_args
 
 import msgspec
@@ -69,10 +70,10 @@ _MISSING = re.compile(r"Object missing required field `(?P<name>[^`]*)`")
 _STEP = re.compile(r"\.([^.\[]+)|\[([^\]]*)\]")
 
 
-def encode(message: msgspec.Struct) -> bytes:
-    """The MessagePack bytes of a message struct: one map, ``t`` first, wire keys,
-    fields equal to their default left out."""
-    return _encoder.encode(message)
+encode: Callable[[msgspec.Struct], bytes] = _encoder.encode
+"""``encode(message)``: the MessagePack bytes of a message struct: one map, ``t`` first,
+wire keys, fields equal to their default left out. (The encoder's own method, not a
+function calling it: every ack is encoded here, and a Python call costs ~70 ns.)"""
 
 
 def decode_client(data: Any, max_frame: int = MAX_FRAME) -> ClientMessage:
@@ -90,7 +91,8 @@ def decode_client(data: Any, max_frame: int = MAX_FRAME) -> ClientMessage:
         message = _decode_other(_client_decoder, CLIENT_TYPES, data, max_frame, True)
     if type(message) is Hello and message.version != PROTOCOL_VERSION:
         raise DecodeError(Code.VERSION_MISMATCH, version_mismatch_text(message.version))
-    return cast(ClientMessage, message)
+    decoded: ClientMessage = message  # (an annotation, not typing.cast: no call per move)
+    return decoded
 
 
 def decode_server(data: Any, max_frame: int = MAX_SERVER_FRAME) -> ServerMessage:

@@ -244,7 +244,8 @@ class GuardedConnection(ServerConnection):
             if end > size:
                 break  # incomplete (or its header is): websockets reads it from here
             if (first == 0x82 and second & 0x80 and (limit is None or length <= limit)
-                    and not sink.busy and protocol.state is State.OPEN
+                    and not sink.busy and protocol._state is State.OPEN  # (``state``'s
+                    # own attribute: the property is a Python call per frame)
                     and protocol.current_size is None and not self.fragmented
                     and self.cut is None):
                 if run >= 0:  # websockets first reads the frames before this one

@@ -261,9 +261,9 @@ def play_now(room: Room, member: Member, msg: Move,
     judged = _judge(room, member, msg)
     if isinstance(judged, Rejected):
         return judged
-    try:
+    try:  # (the fields as a dict: a call with ``**`` would copy it)
         append(room.code, member.seat, member.epoch, msg.seq,
-               LogEntry(judged.move, judged.clock), event=judged.event, **judged.fields)
+               LogEntry(judged.move, judged.clock), judged.event, judged.fields)
     except StoreError as exc:  # counted as metrics.InstrumentedStore counts append_move's
         room.server.metrics.store_errors.labels("append_move", error_kind(exc)).inc()
         return _not_stored(room, member, msg, exc)
@@ -321,15 +321,19 @@ def _judge(room: Room, member: Member, msg: Move) -> _Judged | Rejected:
     """Everything before the store: the move judged on a copy of the seat's game, and
     what to store with it (or its ``Rejected``)."""
     expected = member.seq + 1
-    if not member.is_player:
+    # (Per move, each property or method call saved counts: ``member.is_player``,
+    # ``room.phase`` and ``room.clock_ms()`` are read here from what they read.)
+    if member.seat <= 0:  # not a player: a spectator
         return _reject(room, msg, expected, Code.NOT_A_PLAYER, "spectators cannot move")
-    phase = room.phase
+    record = room.record
+    phase = record.phase
     if phase in ("lobby", "countdown"):
         return _reject(room, msg, expected, Code.NOT_RUNNING, "the race has not started yet")
     if phase == "finished" or member.status != "playing" or member.game is None:
         return _reject(room, msg, expected, Code.FINISHED,
                        f"your race is over ({member.status})")
-    clock = room.clock_ms()
+    start = record.start_ms
+    clock = max(0, room.now_ms() - start) if start is not None else 0  # room.clock_ms()
     limit = room.settings.time_limit_s * 1000
     if limit and clock >= limit:
         room.spawn(run(room, core.Due("end")))
@@ -345,8 +349,8 @@ def _judge(room: Room, member: Member, msg: Move) -> _Judged | Rejected:
         return _reject(room, msg, expected, Code.BAD_NOTATION, str(exc))
     except engine.IllegalMove as exc:
         return _reject(room, msg, expected, Code.ILLEGAL_MOVE, str(exc))
-    progress = after.progress  # each a sum over the foundations: once per move
-    moved_on = progress != game.progress
+    progress = sum(after.found)  # ``Game.progress``, each once per move
+    moved_on = progress != sum(game.found)
     status: SeatStatus = "won" if progress == 52 else "stuck" if after.stuck else "playing"
     # progress_ms: when the seat *first* reached its current progress (a card taken back
     # and played again does not make the seat later than it was).
@@ -377,8 +381,8 @@ def _judge(room: Room, member: Member, msg: Move) -> _Judged | Rejected:
     ranked = moved_on or status != "playing" or flag
     event = room.encode_own(ev.Moved(
         member.seat, msg.seq, diff.move, state_hash, clock, revealed, progress, status,
-        views.face_down(after), progress_ms, clock if status == "won" else None, bot_marked,
-        ranked))
+        sum(after.down), progress_ms, clock if status == "won" else None, bot_marked,
+        ranked))  # (sum(after.down): ``views.face_down`` without its call)
     return _Judged(after, diff.move, clock, status, progress, progress_ms, deliberate,
                    state_hash, revealed, bot_marked, fields, event)
 
@@ -398,8 +402,10 @@ def _stored(room: Room, member: Member, msg: Move, judged: _Judged) -> Accepted:
     ack = Accepted(seq=msg.seq, hash=judged.state_hash, clock_ms=clock,
                    revealed=judged.revealed)
     member.conn.send(ack)
-    room.server.metrics.moves_accepted.inc()
-    room.checkpoint(member.seat, msg.seq, clock)  # every checkpoint_every moves, after the ack
+    room.server.metrics.moves_accepted.value += 1  # (a HotCounter: its inc() without the call)
+    every = room.config.checkpoint_every
+    if every > 0 and not msg.seq % every:  # (checkpoint's own test: no call per move)
+        room.checkpoint(member.seat, msg.seq, clock)  # every checkpoint_every moves, after the ack
     # The live ranking follows from the event on every node (``standings``).
     return ack
 

@@ -349,7 +349,7 @@ class MemoryStore:
         as a stale writer (``StaleEpoch``). The event joins the store's event queue at
         once (so it keeps its place among the room's events) but reaches subscribers only
         after this call returned: the caller acknowledges the move first."""
-        self.append_move_now(code, seat, epoch, seq, entry, event=event, **seat_fields)
+        self.append_move_now(code, seat, epoch, seq, entry, event, seat_fields)
 
     def appends_now(self) -> bool:
         """True when ``append_move`` is this class's own: then ``append_move_now`` is the
@@ -358,15 +358,19 @@ class MemoryStore:
         return type(self).append_move is MemoryStore.append_move
 
     def append_move_now(
-        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry, *,
-        event: bytes | None = None, **seat_fields: Any,
+        self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry,
+        event: bytes | None, seat_fields: dict[str, Any],
     ) -> None:
-        """``append_move``, synchronously (see ``appends_now``)."""
-        _check_fields(seat_fields, _SEAT_FIELDS, "SeatRecord")
-        room = self._room(code)
-        if room is None or seat not in room.seats:
+        """``append_move``, synchronously (see ``appends_now``), the seat's fields given
+        as a dict (a call with ``**fields`` packs them into a new dict: ~0.3 µs a move)."""
+        if not seat_fields.keys() <= _SEAT_FIELDS:  # (the usual answer: no call)
+            _check_fields(seat_fields, _SEAT_FIELDS, "SeatRecord")
+        room = self._rooms.get(code)
+        if (room is not None and room.expires_at is not None
+                and time.monotonic() >= room.expires_at):
+            room = self._room(code)  # expired (``_room``'s test, without its call): dropped
+        if room is None or (record := room.seats.get(seat)) is None:
             raise StaleEpoch(f"no seat {seat} in room {code!r}")
-        record = room.seats[seat]
         if record.epoch != epoch:
             raise StaleEpoch(f"epoch {epoch} is not the seat's current {record.epoch}")
         entries = room.logs[seat]

@@ -78,3 +78,34 @@ def test_spec_hash_matches_the_documented_example() -> None:
     exists (and both follow the text format of engine/statehash.py)."""
     game = engine.new_game("brisbane", seed=1)
     assert spec_hash(game.view()) == engine.view_hash(game.view())
+
+
+@pytest.mark.parametrize(("variant", "options"), COMBOS, ids=COMBO_IDS)
+@settings(max_examples=6, deadline=None)
+@given(seed=SEEDS, walk=st.integers(min_value=0, max_value=2**32 - 1))
+def test_copies_go_their_own_way(variant: str, options: dict[str, Any], seed: int,
+                                 walk: int) -> None:
+    """``copy`` shares the piles' lists until a move changes them (copy on write): a
+    move played on a copy, or on the game it was copied from, or on a copy of a copy,
+    never shows in another. Each game's board must equal its own moves replayed on a
+    fresh deal, and its hash the specification's."""
+    rng = random.Random(walk)
+    games = [(engine.new_game(variant, seed=seed, **options), [])]
+    for _ in range(STEPS):
+        game, played = rng.choice(games)
+        if rng.random() < 0.15 and len(games) < 6:
+            games.append((game.copy(), list(played)))  # copied before any move too
+            continue
+        move = pick(game, rng)
+        if move is None:
+            continue
+        game.play(move)
+        played.append(str(move))
+        if rng.random() < 0.2:
+            assert game.state_hash() == spec_hash(game.view())
+    for game, played in games:
+        replayed = engine.new_game(variant, seed=seed, **options)
+        for move in played:
+            replayed.play(move)
+        assert game.to_layout() == replayed.to_layout()
+        assert game.state_hash() == spec_hash(game.view())
