@@ -199,8 +199,11 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
     # Each player's own p99 (a player whose room or address was slower shows here)
     by_player = {kind: [latency_in(one, windows).summary()["p99_ms"] for one in per_player]
                  for kind, windows in (("quiet", quiet), ("attack", under))}
+    n_by_player = {kind: [latency_in(one, windows).summary()["n"] for one in per_player]
+                   for kind, windows in (("quiet", quiet), ("attack", under))}
     result = {
         "honest_players": n, "honest_p99_ms_by_player": by_player,
+        "honest_n_by_player": n_by_player,
         "honest_quiet": q, "honest_attack": a, "p99_ratio": ratio, "rounds": args.rounds,
         "honest_max_ms_by_round": by_round,
         "honest_slowest_attack": [[round(ms, 2), at] for ms, at in slowest],

@@ -37,8 +37,9 @@ RESYNC_S = 60.0  # a move with no ack after this much: the run is over for this 
 
 def next_tick(now: float, pace_s: float, offset_s: float) -> float:
     """The first grid point (``offset_s`` past a multiple of ``pace_s``) at or after
-    ``now``."""
-    return offset_s + math.ceil((now - offset_s) / pace_s) * pace_s
+    ``now``; a point less than a microsecond's worth of rounding before ``now`` counts
+    (``due + pace_s`` is a grid point, whatever its last bit)."""
+    return offset_s + math.ceil((now - offset_s) / pace_s - 1e-6) * pace_s
 
 
 async def play(url: str, pace_s: float, source: str = "",
