@@ -26,11 +26,19 @@ from protocol import Code
 
 from . import gctune, http_static, logs, race
 from .addresses import AddressBook, client_address, is_trusted, parse_networks
+from .admission import Turns
 from .config import ServerConfig
 from .connection import Connection
 from .core.machine import Due
 from .credits import Handshakes
-from .guard import Admitted, GuardedConnection, connection_builder, doors, guarded
+from .guard import (
+    Admitted,
+    DoorTurns,
+    GuardedConnection,
+    connection_builder,
+    doors,
+    guarded,
+)
 from .keepalive import Keepalive
 from .lobby import LobbyGate
 from .metrics import Metrics, instrument_store
@@ -85,6 +93,7 @@ class Server:
         self.handshakes = Handshakes(self.config.handshake_burst,
                                      self.config.handshakes_per_s, self.config.monotonic)
         self.trusted_proxies = parse_networks(self.config.trusted_proxies)
+        self.door_turns: DoorTurns | None = None  # made with the listening socket (start)
         self._handlers: set[asyncio.Task[None]] = set()
         # Tests set this to see every frame sent to every connection (leak checks).
         self.frame_hook: FrameHook | None = None
@@ -145,7 +154,12 @@ class Server:
 
         async def listen() -> asyncio.Server:
             loop = asyncio.get_running_loop()
-            return await loop.create_server(doors(self, build), config.host, config.port)
+            # Door work in bounded turns per loop iteration (server/admission.py)
+            self.door_turns = DoorTurns(
+                Turns(config.handshakes_per_turn, loop.call_soon),
+                Turns(config.handshake_refusals_per_turn, loop.call_soon))
+            return await loop.create_server(doors(self, build, self.door_turns),
+                                            config.host, config.port)
 
         ws.create_server = listen
         self._ws = await ws

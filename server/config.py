@@ -77,6 +77,15 @@ class ServerConfig:
     # "Node-wide admission rate".
     handshakes_per_s: float = 300.0
     handshake_burst: int = 100
+    # A burst of admitted handshakes (the burst above arrives in one read of the sockets)
+    # ran back to back in one loop iteration, ~1 ms each: iterations of 40-106 ms while
+    # an honest move waited to be read. At most this many admitted connections start
+    # their handshake per loop iteration, the rest wait their turn with their reading
+    # paused (server/admission.py); and at most handshake_refusals_per_turn refusals
+    # (write and close, ~20-60 us each) are answered per iteration. 4 a turn still
+    # admits far faster than handshakes_per_s (an idle iteration is well under 1 ms).
+    handshakes_per_turn: int = 4
+    handshake_refusals_per_turn: int = 32
 
     # -- per client address (server/addresses.py). The global cap alone let one address
     # take all 10,000 connections; one address made 20,006 rooms in 142 s; codes could be

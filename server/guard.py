@@ -46,7 +46,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple, Protocol, cast
 
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection
@@ -62,6 +62,7 @@ except ImportError:  # pragma: no cover - a websockets build without its extensi
 
 from protocol import Code
 
+from .admission import Turns
 from .config import ServerConfig
 from .credits import Credits
 
@@ -387,6 +388,14 @@ def guarded(config: ServerConfig, gate: Gate | None = None) -> type[GuardedConne
     return type("Guarded", (GuardedConnection,), {"config": config, "gate": gate})
 
 
+class DoorTurns(NamedTuple):
+    """The node's two queues of door work (server/admission.py): admitted connections
+    opened (their handshakes), and refusals answered, each so many per loop iteration."""
+
+    handshakes: Turns
+    refusals: Turns
+
+
 class Door(asyncio.Protocol):
     """The protocol of every accepted TCP connection until the gate has decided (module
     docstring). Admitted, it hands its transport to the connection ``build()`` makes
@@ -395,12 +404,15 @@ class Door(asyncio.Protocol):
 
     # One per accepted connection, refused ones included: slots, no __dict__ (a weak
     # reference slot: tests/server/test_gc_cycles.py watches doors being freed).
-    __slots__ = ("__weakref__", "_build", "_gate", "_read", "_tail", "_timer", "charged",
-                 "refused", "transport")
+    __slots__ = ("__weakref__", "_build", "_gate", "_read", "_tail", "_timer", "_turns",
+                 "charged", "refused", "transport", "waiting")
 
-    def __init__(self, gate: Gate, build: Callable[[], GuardedConnection]) -> None:
+    def __init__(self, gate: Gate, build: Callable[[], GuardedConnection],
+                 turns: DoorTurns | None = None) -> None:
         self._gate = gate
         self._build = build
+        self._turns = turns  # None: open and answer at once (no bound per iteration)
+        self.waiting = False  # admitted, its turn not come yet (its reading paused)
         self.charged: str | None = None  # set by the gate, passed on to the connection
         self.refused = 0  # the HTTP status this connection is refused with (0: not)
         self.transport: asyncio.Transport | None = None  # a refused connection's
@@ -409,27 +421,64 @@ class Door(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        """Ask the gate; an admitted connection goes on as a ``GuardedConnection``."""
+        """Ask the gate; an admitted connection goes on as a ``GuardedConnection`` when
+        its turn comes (``turns``: its reading paused meanwhile), at once without."""
         # a TCP connection's (asyncio's, or uvloop's, which does not derive from Transport)
         tcp = cast(asyncio.Transport, transport)
         status = self._gate.admit(self, tcp.get_extra_info("peername"))
         if status is None:
-            try:
-                conn = self._build()
-                conn.charged = self.charged
-                tcp.set_protocol(conn)
-                conn.connection_made(tcp)  # websockets' handshake task starts
-            except BaseException:
-                self._gate.release(self)  # not reached in practice: the slot is not lost
-                tcp.abort()
-                raise
+            if self._turns is None:
+                self._open(tcp)
+                return
+            # Its request head stays in the kernel until its handshake may start: a burst
+            # of admissions runs a bounded number of handshakes per loop iteration.
+            tcp.pause_reading()
+            self.transport = tcp
+            self.waiting = True
+            self._turns.handshakes.add(self._open_waiting)
             return
         self.refused = status
         self.transport = tcp
         self._timer = asyncio.get_running_loop().call_later(REFUSED_WAIT_S, tcp.abort)
 
+    def _open(self, tcp: asyncio.Transport) -> None:
+        """Hand the connection to a ``GuardedConnection`` (websockets' handshake task
+        starts)."""
+        try:
+            conn = self._build()
+            conn.charged = self.charged
+            tcp.set_protocol(conn)
+            conn.connection_made(tcp)  # websockets' handshake task starts
+        except BaseException:
+            self._gate.release(self)  # not reached in practice: the slot is not lost
+            tcp.abort()
+            raise
+
+    def _open_waiting(self) -> None:
+        """An admitted connection's turn: open it and read its request head. One that
+        ended while it waited is not opened (``connection_lost`` releases it)."""
+        tcp, self.transport = self.transport, None
+        if not self.waiting or tcp is None or tcp.is_closing():
+            return
+        self.waiting = False
+        early, self._tail = self._tail, b""
+        self._open(tcp)
+        conn = tcp.get_protocol()
+        if early and isinstance(conn, GuardedConnection):
+            conn.data_received(early)  # what came before its turn, first
+        if not tcp.is_closing():
+            tcp.resume_reading()
+
     def data_received(self, data: bytes) -> None:
-        """A refused connection's input: at the end of the request head, the answer."""
+        """A refused connection's input: at the end of the request head, the answer. An
+        admitted connection waiting its turn keeps what it read for its connection
+        (one read: it pauses again; uvloop starts reading after ``connection_made``
+        whatever it paused)."""
+        if self.waiting:
+            self._tail += data
+            if self.transport is not None:
+                self.transport.pause_reading()
+            return
         if self._read >= REFUSED_HEAD:  # answered: what follows is ignored
             return
         head = self._tail + data
@@ -439,6 +488,13 @@ class Door(asyncio.Protocol):
             return
         self._tail = b""
         self._read = REFUSED_HEAD
+        if self._turns is None:
+            self._answer()
+        else:  # a burst of refusals is answered a bounded number per loop iteration
+            self._turns.refusals.add(self._answer)
+
+    def _answer(self) -> None:
+        """Write the canned refusal and close (nothing if the connection ended)."""
         transport = self.transport
         if transport is not None and not transport.is_closing():
             transport.write(REFUSALS[self.refused])
@@ -449,16 +505,22 @@ class Door(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         """Drop the timer and the transport (no reference cycle outlives the
-        connection: server/gctune.py freezes long-lived objects)."""
+        connection: server/gctune.py freezes long-lived objects); an admitted
+        connection that ended before its turn releases its admission."""
+        if self.waiting:
+            self.waiting = False
+            self._gate.release(self)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         self.transport = None
 
 
-def doors(gate: Gate, build: Callable[[], GuardedConnection]) -> Callable[[], Door]:
-    """The listening socket's protocol factory: a ``Door`` per accepted connection."""
-    return functools.partial(Door, gate, build)
+def doors(gate: Gate, build: Callable[[], GuardedConnection],
+          turns: DoorTurns | None = None) -> Callable[[], Door]:
+    """The listening socket's protocol factory: a ``Door`` per accepted connection
+    (admissions opened and refusals answered in ``turns``, if given)."""
+    return functools.partial(Door, gate, build, turns)
 
 
 def connection_builder(

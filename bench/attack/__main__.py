@@ -19,7 +19,14 @@ import sys
 import time
 from typing import Any
 
-from bench.attack.harness import Ctx, HonestProc, RedisProc, ServerProc, latency_in
+from bench.attack.harness import (
+    Ctx,
+    HonestProc,
+    RedisProc,
+    ServerProc,
+    honest_source,
+    latency_in,
+)
 from bench.attack.probes import Phases, Snapshot, snapshot
 
 ATTACKS = {
@@ -63,6 +70,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                              "would (default 0: it competes with them)")
     parser.add_argument("--pace", type=float, default=0.2,
                         help="seconds between the honest player's moves (default 0.2)")
+    parser.add_argument("--honest", type=int, default=1, metavar="N",
+                        help="honest players, each in a process of its own, from its own "
+                             "loopback address (127.0.0.1, then 127.254.0.2, ...), alone "
+                             "in its own private room at --pace, their moves staggered "
+                             "by pace/N; p50/p99 are over all their samples (default 1)")
     parser.add_argument("--redis-maxmemory", default="",
                         help="maxmemory of the private redis-server (e.g. 24mb)")
     parser.add_argument("--server-arg", action="append", default=[],
@@ -90,6 +102,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         raise SystemExit(0)
     if args.attack is None:
         parser.error("name an attack (or --list)")
+    if not 1 <= args.honest <= 32:
+        parser.error("--honest: 1 to 32 players")
     if args.rounds < 1 or (args.rounds > 1 and not getattr(_module(args.attack), "ROUNDS", False)):
         parser.error(f"{args.attack} runs in one round (--rounds 1): its setup is used once")
     return args
@@ -106,7 +120,16 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
         t0 = time.monotonic()
         ctx.counters.update(await setup(ctx))
         ctx.counters["setup_s"] = round(time.monotonic() - t0, 1)
-    honest = await asyncio.to_thread(HonestProc, ctx.url, args.pace)
+    n = args.honest
+    players: list[HonestProc | BaseException] = await asyncio.gather(
+        *(asyncio.to_thread(HonestProc, ctx.url, args.pace, honest_source(i),
+                            args.pace * i / n) for i in range(n)),
+        return_exceptions=True)
+    started = [p for p in players if isinstance(p, HonestProc)]
+    if len(started) < n:  # stop the ones that did start, then fail the run
+        await asyncio.gather(*(asyncio.to_thread(p.finish) for p in started))
+        raise RuntimeError(f"{n - len(started)} of {n} honest players did not start")
+    honest = started[0]
     if args.kit_nice:  # after the server and the honest player started: they keep 0
         os.nice(args.kit_nice)
     slot = args.duration / args.rounds
@@ -153,7 +176,8 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
             await asyncio.sleep(max(0.0, start[0] + slot - time.monotonic()) + AFTERMATH_S)
             await account("attack", start, under)
     finally:
-        samples = await asyncio.to_thread(honest.finish)
+        per_player = await asyncio.gather(*(asyncio.to_thread(p.finish) for p in started))
+        samples = [sample for one in per_player for sample in one]
         teardown = getattr(mod, "teardown", None)
         if teardown is not None:
             await teardown(ctx)
@@ -172,7 +196,14 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
                       for start, end in under if start <= t < end), reverse=True)[:SLOWEST]
     quiet_s = sum(end - begin for begin, end in quiet)
     attack_s = sum(end - begin for begin, end in under)
+    # Each player's own p99 (a player whose room or address was slower shows here)
+    by_player = {kind: [latency_in(one, windows).summary()["p99_ms"] for one in per_player]
+                 for kind, windows in (("quiet", quiet), ("attack", under))}
+    n_by_player = {kind: [latency_in(one, windows).summary()["n"] for one in per_player]
+                   for kind, windows in (("quiet", quiet), ("attack", under))}
     result = {
+        "honest_players": n, "honest_p99_ms_by_player": by_player,
+        "honest_n_by_player": n_by_player,
         "honest_quiet": q, "honest_attack": a, "p99_ratio": ratio, "rounds": args.rounds,
         "honest_max_ms_by_round": by_round,
         "honest_slowest_attack": [[round(ms, 2), at] for ms, at in slowest],
@@ -233,6 +264,9 @@ def table(result: dict[str, Any]) -> str:
                                           f"(x{result['p99_ratio']})"),
         ("rounds (quiet, attack) alternated", f"{result['rounds']} (kit nice "
                                               f"{result['kit_nice']})"),
+        ("honest players; p99 each, quiet / attack",
+         f"{result['honest_players']}; {result['honest_p99_ms_by_player']['quiet']} / "
+         f"{result['honest_p99_ms_by_player']['attack']} ms"),
         ("honest slowest ack per round, quiet / attack",
          f"{result['honest_max_ms_by_round']['quiet']} / "
          f"{result['honest_max_ms_by_round']['attack']} ms"),

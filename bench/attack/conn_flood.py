@@ -76,5 +76,8 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
     return {"sources": ctx.args.conn_sources, "tried": ctx.args.conns,
             "accepted": statuses.get("101", 0), "statuses": dict(statuses),
             "open_s": round(open_s, 1),
+            # the achieved rate: handshakes answered (admitted or refused) per second
+            "answered_per_s": round((ctx.args.conns - statuses.get("not_tried", 0))
+                                    / max(open_s, 1e-3)),
             "accepted_before_first_refusal": first_refused[0] if first_refused else None,
             "honest_newcomer_status": newcomer_status}

@@ -374,14 +374,23 @@ def read_line(proc: subprocess.Popen[str], prefix: str, seconds: float) -> str |
         sel.close()
 
 
+def honest_source(i: int) -> str:
+    """The client address of the ``i``-th honest player: 127.0.0.1 for the first (as
+    before ``--honest``), then 127.254.0.2, .3, …: outside the floods' 127.0.x.y range."""
+    return "127.0.0.1" if i == 0 else f"127.254.{(i - 1) // 250}.{(i - 1) % 250 + 2}"
+
+
 class HonestProc:
     """The yardstick in its own process (``bench/attack/honest.py``): started racing by
-    the constructor, playing until ``finish()``, which returns its samples as
+    the constructor, from ``source`` (127.0.0.1 if empty), its moves on the pace's grid
+    at ``offset_s``, playing until ``finish()``, which returns its samples as
     ``(send time on time.monotonic(), ms or LOST/REJECTED)``."""
 
-    def __init__(self, url: str, pace_s: float) -> None:
+    def __init__(self, url: str, pace_s: float, source: str = "",
+                 offset_s: float = 0.0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.attack.honest", url, str(pace_s)],
+            [sys.executable, "-m", "bench.attack.honest", url, str(pace_s),
+             source or "127.0.0.1", str(offset_s)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
         if read_line(self.proc, "READY", 60.0) is None:

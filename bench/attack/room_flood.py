@@ -84,8 +84,11 @@ async def create_rooms(url: str, target: int, seconds: float, conns: int,
     t0 = time.monotonic()
     await asyncio.gather(*(worker(sources[i % len(sources)]) for i in range(conns)))
     elapsed = time.monotonic() - t0
+    # the achieved rate of the flood: every creation tried (a refused handshake, an
+    # error reply and a room made each count one), per second of the flood
+    tried = created + sum(errors.values())
     return {"rooms_created": created, "rooms_per_s": round(created / elapsed, 1),
-            "errors": dict(errors), "codes": codes}
+            "tries_per_s": round(tried / elapsed, 1), "errors": dict(errors), "codes": codes}
 
 
 async def time_list(url: str) -> dict[str, Any]:

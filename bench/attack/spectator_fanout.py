@@ -136,6 +136,7 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
     still = sum(not task.done() for task in drains)
     return {"spectators": len(joined), "mover_moves": seq - first,
             "frames_fanned_out": (seq - first) * len(joined),
+            "frames_fanned_out_per_s": round((seq - first) * len(joined) / seconds),
             "mb_read_by_spectators": round((counts["bytes"] - before) / 2**20, 1),
             "mover_slowest_ack_ms": round(slowest * 1000, 1),
             "keepalive_pings_answered": counts["pings"],

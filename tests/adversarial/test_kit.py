@@ -36,3 +36,48 @@ def test_the_kit_alternates_phases_and_counts_refusals() -> None:
     assert len(slowest) == min(5, attack["n"])
     assert [ms for ms, _ in slowest] == sorted((ms for ms, _ in slowest), reverse=True)
     assert slowest[0][0] == attack["max_ms"] and all(at >= 0 for _, at in slowest)
+
+
+def test_several_honest_players_each_from_its_own_address() -> None:
+    # Three players, their samples pooled: the phase counts are the sum of each one's,
+    # and each player's own p99 is listed
+    result = run(parse(["refusals", "--duration", "4", "--refusals", "50", "--honest", "3",
+                        "--pace", "0.2"]))
+    assert result["server_alive"] and result["honest_players"] == 3
+    by_player = result["honest_p99_ms_by_player"]
+    assert len(by_player["quiet"]) == len(by_player["attack"]) == 3
+    assert all(p99 is not None for p99 in by_player["quiet"] + by_player["attack"])
+    quiet, attack = result["honest_quiet"], result["honest_attack"]
+    # 3 players at 5 moves a second for ~4 s of each kind of phase: far more than one
+    # player's ~20 (each phase is at least 4 s; a player's first move waits for its grid)
+    assert quiet["n"] >= 3 * 15 and attack["n"] >= 3 * 15
+    assert attack["lost"] == attack["rejected"] == 0
+    # the server acked every one of them in its phase (up to a move per phase boundary
+    # per player)
+    acked = result["probe"]["attack"]["server_move_ack"]["n"]
+    assert abs(acked - attack["n"]) <= 2 * 3
+
+
+def test_honest_addresses_and_the_pace_grid() -> None:
+    from bench.attack.harness import honest_source
+    from bench.attack.honest import next_tick
+
+    assert [honest_source(i) for i in (0, 1, 2, 250, 251)] == [
+        "127.0.0.1", "127.254.0.2", "127.254.0.3", "127.254.0.251", "127.254.1.2"]
+    # grid points 0.05 + k * 0.15: ..., 9.95, 10.1, ...
+    assert round(next_tick(10.01, 0.15, 0.05), 9) == 10.1
+    assert round(next_tick(9.95, 0.15, 0.05), 9) == 9.95  # on a point: that point
+    assert round(next_tick(0.0, 0.2, 0.0), 9) == 0.0
+
+
+def test_the_pace_grid_never_skips_a_point_by_rounding() -> None:
+    # due + pace is the next point however its float rounds (a skipped point would halve
+    # a player's samples at random: seen with a bare ceil)
+    from bench.attack.honest import next_tick
+
+    for offset in (0.0, 0.025, 0.05, 0.125):
+        due = next_tick(1139.327848829, 0.15, offset)  # a bare ceil skipped 919 of 2000
+        for _ in range(1000):
+            following = next_tick(due + 0.15, 0.15, offset)
+            assert abs(following - (due + 0.15)) < 1e-6
+            due = following
