@@ -59,6 +59,24 @@ async def _solo(server: Server) -> TestClient:
     return client
 
 
+async def race_acks_in_task(server: Server, client: TestClient) -> list[bool]:
+    """Send the whole winning race of seed 7 at once (pipelined), check its acks come
+    back in order, and return for each ack whether a task was current when the server
+    wrote it (``frame_hook`` runs where the frame is written)."""
+    in_task: list[bool] = []
+
+    def hook(conn: Any, frame: bytes) -> None:
+        if type(decode_server(frame)) is m.Accepted:
+            in_task.append(asyncio.current_task() is not None)
+
+    server.frame_hook = hook
+    for seq, move in enumerate(WIN_SEED_7, 1):
+        await client.send(m.Move(seq=seq, move=move))
+    acks = [await client.expect(m.Accepted) for _ in WIN_SEED_7]
+    assert [a.seq for a in acks] == list(range(1, len(WIN_SEED_7) + 1))
+    return in_task
+
+
 def _server_side(server: Server) -> Connection:
     (conn,) = server.connections
     assert isinstance(conn, Connection)
@@ -84,18 +102,7 @@ async def test_a_move_on_memory_is_acknowledged_outside_any_task(gated: Any) -> 
     task), and the seat ends as the engine says."""
     server, _ = gated
     client = await _solo(server)
-    in_task: list[bool] = []
-
-    def hook(conn: Any, frame: bytes) -> None:
-        if type(decode_server(frame)) is m.Accepted:
-            in_task.append(asyncio.current_task() is not None)
-
-    server.frame_hook = hook
-    for seq, move in enumerate(WIN_SEED_7, 1):
-        await client.send(m.Move(seq=seq, move=move))
-    acks = [await client.expect(m.Accepted) for _ in WIN_SEED_7]
-    assert [a.seq for a in acks] == list(range(1, len(WIN_SEED_7) + 1))
-    assert in_task == [False] * len(WIN_SEED_7)
+    assert await race_acks_in_task(server, client) == [False] * len(WIN_SEED_7)
     # the last move won the race: the seat's status, judged by the core in the
     # callback too (a handling that may suspend), reached the store
     seats = await server.store.get_seats(client.joined.code if client.joined else "")

@@ -24,7 +24,7 @@ from server.config import ONE_HOST, ServerConfig
 from server.connection import Connection
 from tests.conftest import RedisProcess
 
-from .test_push_dispatch import _server_side, _solo
+from .test_push_dispatch import _server_side, _solo, race_acks_in_task
 from .test_ranking import WIN_SEED_7
 
 
@@ -99,18 +99,7 @@ async def test_a_move_on_redis_is_acknowledged_outside_any_task(node: Server) ->
     each ack), in order, the store timer of ``append_move`` still counting each; the
     move that wins the race still reaches the core (the seat is won in the store)."""
     client = await _solo(node)
-    in_task: list[bool] = []
-
-    def hook(conn: Any, frame: bytes) -> None:
-        if type(decode_server(frame)) is m.Accepted:
-            in_task.append(asyncio.current_task() is not None)
-
-    node.frame_hook = hook
-    for seq, move in enumerate(WIN_SEED_7, 1):
-        await client.send(m.Move(seq=seq, move=move))
-    acks = [await client.expect(m.Accepted) for _ in WIN_SEED_7]
-    assert [a.seq for a in acks] == list(range(1, len(WIN_SEED_7) + 1))
-    assert in_task == [False] * len(WIN_SEED_7)
+    assert await race_acks_in_task(node, client) == [False] * len(WIN_SEED_7)
     timed = node.metrics.store_latency.labels("append_move")
     assert sum(timed.counts) == len(WIN_SEED_7)
     code = client.joined.code if client.joined else ""
