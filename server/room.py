@@ -119,6 +119,11 @@ class Host(Protocol):
 
 OUTBOX_BACKOFF_MIN_S = 0.05  # a refused publish is retried after this, doubling...
 OUTBOX_BACKOFF_MAX_S = 1.0  # ...up to this, until the store answers
+# Own Moved events kept for ``encode_own`` (a dict entry and the event's bytes each): the
+# memory store hands them back at the end of the read that made them, so a read's moves
+# (the guard's frames per read, 8 from the bench's pipelining players) fit with room to
+# spare; beyond it an event is decoded, as a remote store's always are.
+OWN_EVENTS_MAX = 64
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
@@ -193,7 +198,8 @@ class Room(Timed):
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
-        self._own_event: tuple[bytes, ev.Moved] | None = None  # see ``encode_own``
+        # This node's own Moved events by their bytes' id, oldest first (``encode_own``).
+        self._own_events: dict[int, tuple[bytes, ev.Moved]] = {}
         self._publisher: asyncio.Task[None] | None = None
         self.closed = False
         # Hidden information (module docstring): seats' face-down counts, the seats racing
@@ -451,10 +457,9 @@ class Room(Timed):
         read the seats from the store first: then the rest is returned as a coroutine,
         which the store waits for before the room's next event (its order kept). A move
         costs no coroutine, and the memory store no task, per event."""
-        own = self._own_event
+        own = self._own_events.pop(id(data), None)
         if own is not None and own[0] is data:  # published by this node: not decoded again
             event: ev.Event = own[1]
-            self._own_event = None
         else:
             try:
                 event = ev.decode_event(data)
@@ -474,9 +479,15 @@ class Room(Timed):
         """``event`` encoded for the store, remembered with its bytes: when the store
         hands this node the same bytes object back (the memory store does; a remote one
         never can), ``_event_now`` takes the event as it was built instead of decoding
-        it. One entry: the latest only; holding the bytes keeps their identity unique."""
+        it. One entry per event not handed back yet (a pipelining player's moves of one
+        read come back together at the end of it), at most ``OWN_EVENTS_MAX``, the
+        oldest forgotten first (a remote store's, or a move the store refused, never
+        come back); holding the bytes keeps their identity (the key) unique."""
         data = ev.encode_event(event)
-        self._own_event = (data, event)
+        own = self._own_events
+        own[id(data)] = (data, event)
+        if len(own) > OWN_EVENTS_MAX:
+            del own[next(iter(own))]
         return data
 
     async def _event_after_read(self, event: ev.Event) -> None:
