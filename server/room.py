@@ -32,7 +32,6 @@ docs/SERVER.md, "Snapshots" and
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections import deque
 from collections.abc import Coroutine
@@ -119,6 +118,11 @@ class Host(Protocol):
 
 OUTBOX_BACKOFF_MIN_S = 0.05  # a refused publish is retried after this, doubling...
 OUTBOX_BACKOFF_MAX_S = 1.0  # ...up to this, until the store answers
+# Own Moved events kept for ``encode_own`` (a dict entry and the event's bytes each): the
+# memory store hands them back at the end of the read that made them, so a read's moves
+# (the guard's frames per read, 8 from the bench's pipelining players) fit with room to
+# spare; beyond it an event is decoded, as a remote store's always are.
+OWN_EVENTS_MAX = 64
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
@@ -193,7 +197,8 @@ class Room(Timed):
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
         self._outbox: deque[bytes] = deque()
-        self._own_event: tuple[bytes, ev.Moved] | None = None  # see ``encode_own``
+        # This node's own Moved events by their bytes' id, oldest first (``encode_own``).
+        self._own_events: dict[int, tuple[bytes, ev.Moved]] = {}
         self._publisher: asyncio.Task[None] | None = None
         self.closed = False
         # Hidden information (module docstring): seats' face-down counts, the seats racing
@@ -451,10 +456,9 @@ class Room(Timed):
         read the seats from the store first: then the rest is returned as a coroutine,
         which the store waits for before the room's next event (its order kept). A move
         costs no coroutine, and the memory store no task, per event."""
-        own = self._own_event
+        own = self._own_events.pop(id(data), None)
         if own is not None and own[0] is data:  # published by this node: not decoded again
             event: ev.Event = own[1]
-            self._own_event = None
         else:
             try:
                 event = ev.decode_event(data)
@@ -462,6 +466,13 @@ class Room(Timed):
                 log.error("room %s: undecodable event dropped", self.code)
                 return None
         if self.closed:
+            return None
+        if isinstance(event, ev.Moved):  # the common event: its own path, fewer calls
+            self._apply_moved(event)
+            ranking = self.standings.moved(event)
+            if ranking is False:
+                return self._event_after_read(event)
+            self._send_moved(event, ranking)
             return None
         self._apply(event)
         standings = self.standings
@@ -474,9 +485,15 @@ class Room(Timed):
         """``event`` encoded for the store, remembered with its bytes: when the store
         hands this node the same bytes object back (the memory store does; a remote one
         never can), ``_event_now`` takes the event as it was built instead of decoding
-        it. One entry: the latest only; holding the bytes keeps their identity unique."""
+        it. One entry per event not handed back yet (a pipelining player's moves of one
+        read come back together at the end of it), at most ``OWN_EVENTS_MAX``, the
+        oldest forgotten first (a remote store's, or a move the store refused, never
+        come back); holding the bytes keeps their identity (the key) unique."""
         data = ev.encode_event(event)
-        self._own_event = (data, event)
+        own = self._own_events
+        own[id(data)] = (data, event)
+        if len(own) > OWN_EVENTS_MAX:
+            del own[next(iter(own))]
         return data
 
     async def _event_after_read(self, event: ev.Event) -> None:
@@ -487,57 +504,84 @@ class Room(Timed):
         """Send the members ``event`` (applied) and ``ranking`` (after a ranked move:
         every node ranks), and what follows from them (reveals, the room's release)."""
         if isinstance(event, ev.Moved):
-            # Players and spectators of older clients now; spectators taking Diffs at
-            # the tick (``SpectatorTicks``): their writes never delay this move's rivals.
-            players, legacy, batched = self._grouped()
-            for member in itertools.chain(players, legacy):
-                try:
-                    self._deliver(member, event)
-                except Exception:
-                    log.exception("room %s: delivering a move failed", self.code)
-            if batched:
-                self._ticks.add_move(event)
-        elif not isinstance(event, ev.Broadcast):
+            self._send_moved(event, ranking)
+            return
+        if not isinstance(event, ev.Broadcast):
             # The tick's moves go before any other event (a status, the results, a new
             # round); a broadcast (ranking, seats) carries its own state and may overtake.
             self._ticks.flush()
             if isinstance(event, ev.NewRound):
                 self._begin_round(event.round)
                 return
-        if not isinstance(event, ev.Moved):
-            for member in list(self.members.values()):
-                try:
-                    self._deliver(member, event)
-                except Exception:
-                    log.exception("room %s: delivering %s failed", self.code,
-                                  type(event).__name__)
+        for member in list(self.members.values()):
+            try:
+                self._deliver(member, event)
+            except Exception:
+                log.exception("room %s: delivering %s failed", self.code,
+                              type(event).__name__)
         if ranking is not None:  # a broadcast: it carries its own state, may overtake a tick
             for member in list(self.members.values()):
                 self._deliver(member, ranking)
-        if isinstance(event, ev.Moved):
-            # The rivals' frames of this move (its Progress, a ranking) leave now, in one
-            # write each, not at their connection's turn in the loop's queue of
-            # callbacks, where a slice of the spectators' tick (~0.3 ms of writes) may
-            # be queued ahead of them; ``Outbound.flush`` is a no-op when it comes.
-            for member in self._grouped()[0]:
-                conn: Any = member.conn  # a ``Connection`` (an ``Outbound``) when it can
-                if getattr(conn, "receiving", True) is False and conn.unflushed():
-                    conn.flush()  # (while receiving, its own callback flushes at its end)
         if self._reveal_scan and not self.hidden:  # the flag first: no scan per move
-            # After the event itself (the resignation or results that ended the hiding
-            # come first). Level-triggered: the phase can also change under this cache
-            # (the shell's own reads), and a reveal the store refused is retried on the
-            # next event. Skipped once no member waits (a scan per move would cost a
-            # loop over every spectator).
-            waiting = False
-            for member in list(self.members.values()):
-                if member.boards_hidden:
-                    waiting = True
-                    if member.pending is None:
-                        self._start_showing(member)
-            self._reveal_scan = waiting
+            self._scan_reveals()
         if isinstance(event, ev.Finished) and self.idle:
             self.spawn(self.server.release_room(self))
+
+    def _send_moved(self, event: ev.Moved, ranking: ev.Broadcast | None) -> None:
+        """``_send_event`` for a move (the common event: ``_deliver``'s part for a player
+        done in place, a call less per player)."""
+        # Players and spectators of older clients now; spectators taking Diffs at the
+        # tick (``SpectatorTicks``): their writes never delay this move's rivals.
+        players, legacy, batched = self._grouped()
+        seat = event.seat
+        for member in players:
+            try:
+                if member.pending is not None:
+                    self._hold_pending(member, event)
+                elif member.seat != seat:  # (a player gets no Diff; its own move: nothing)
+                    self._send_progress(member, seat, event.progress, event.seq,
+                                        event.status, event.clock_ms)
+            except Exception:
+                log.exception("room %s: delivering a move failed", self.code)
+        for member in legacy:
+            try:
+                self._deliver(member, event)
+            except Exception:
+                log.exception("room %s: delivering a move failed", self.code)
+        if batched:
+            self._ticks.add_move(event)
+        if ranking is not None:  # a broadcast: it carries its own state, may overtake a tick
+            for member in list(self.members.values()):
+                self._deliver(member, ranking)
+        # The rivals' frames of this move (its Progress, a ranking) leave now, in one
+        # write each, not at their connection's turn in the loop's queue of callbacks,
+        # where a slice of the spectators' tick (~0.3 ms of writes) may be queued ahead
+        # of them; ``Outbound.flush`` is a no-op when it comes. The mover's own
+        # connection got nothing from its move here (without a ranking): its frames
+        # leave at its own flush, already scheduled.
+        for member in players:
+            if member.seat == seat and ranking is None:
+                continue
+            conn: Any = member.conn  # a ``Connection`` (an ``Outbound``) when it can
+            if getattr(conn, "receiving", True) is False and conn.unflushed():
+                conn.flush()  # (while receiving, its own callback flushes at its end)
+        if self._reveal_scan and not self.hidden:  # the flag first: no scan per move
+            self._scan_reveals()
+
+    def _scan_reveals(self) -> None:
+        """Start showing the boards to every spectator waiting for them (the room no
+        longer hides information). After the event itself (the resignation or results
+        that ended the hiding come first). Level-triggered: the phase can also change
+        under this cache (the shell's own reads), and a reveal the store refused is
+        retried on the next event. The flag is cleared once no member waits (a scan per
+        move would cost a loop over every spectator)."""
+        waiting = False
+        for member in list(self.members.values()):
+            if member.boards_hidden:
+                waiting = True
+                if member.pending is None:
+                    self._start_showing(member)
+        self._reveal_scan = waiting
 
     def _begin_round(self, number: int) -> None:
         """A rematch: hold every member's events (as for a member joining) until its new
@@ -596,16 +640,8 @@ class Room(Timed):
     def _apply(self, event: ev.Event) -> None:
         """Update this node's cache of the room from an event."""
         record = self.record
-        if isinstance(event, ev.Moved):  # the common event: tested first
-            self._note_down(event.seat, event.seq, event.down)
-            if event.status != "playing":
-                self._done.add(event.seat)
-            if self.delay_ms and not self.closed and any(self._grouped()[1:]):
-                # A spectator here (groups: no scan per move). One buffer for all
-                # spectators; each member filters duplicates. None without a spectator
-                # here: one who joins later gets the moves still due from the log
-                # (boards_for), so the buffer lives only while needed.
-                self._delay.buffer_move(self._diff_of(event))
+        if isinstance(event, ev.Moved):  # (``_event_now`` applies moves itself)
+            self._apply_moved(event)
         elif isinstance(event, ev.Countdown):
             if record.phase == "lobby":
                 self.record = msgspec.structs.replace(
@@ -624,6 +660,22 @@ class Room(Timed):
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
             self._ended = True
+
+    def _apply_moved(self, event: ev.Moved) -> None:
+        """``_apply`` for a move (``_note_down`` done in place)."""
+        seat, seq = event.seat, event.seq
+        if seq >= self._down_seq.get(seat, -1):
+            self._down_seq[seat], self._down[seat] = seq, event.down
+        if event.status != "playing":
+            self._done.add(seat)
+        if self.settings.spectator_delay_s and not self.closed:  # (``delay_ms``'s test)
+            _, legacy, batched = self._grouped()
+            if legacy or batched:
+                # A spectator here (groups: no scan per move). One buffer for all
+                # spectators; each member filters duplicates. None without a spectator
+                # here: one who joins later gets the moves still due from the log
+                # (boards_for), so the buffer lives only while needed.
+                self._delay.buffer_move(self._diff_of(event))
 
     def _deliver(self, member: Member, event: ev.Event) -> None:
         """Send ``member`` what it may see of ``event``."""

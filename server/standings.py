@@ -17,6 +17,7 @@ later moves were already stored) but never behind: an event older than a seat's 
 from __future__ import annotations
 
 import logging
+from typing import Literal
 
 from protocol import encode
 from protocol.messages import Ranking
@@ -69,11 +70,9 @@ class Standings:
         """``after`` for an event that ``needs_read`` says needs no store read: the same
         effect and answer, synchronously."""
         if isinstance(event, ev.Moved):
-            seats = self._seats
-            if seats is None or event.seat not in seats:  # not ranked (else a read)
-                self._seats = None  # read at the next ranked move
-                return None
-            return self._ranking(seats, event, fresh=False)
+            ranking = self.moved(event)
+            assert ranking is not False  # (needs_read said no read)
+            return ranking
         if isinstance(event, ev.SeatStatus):
             seat = self._seats.get(event.seat) if self._seats is not None else None
             if seat is not None:
@@ -83,6 +82,32 @@ class Standings:
         elif isinstance(event, ev.Started | ev.NewRound | ev.Countdown):
             self._seats = None  # the seats are settled (or reset) now: read them afresh
         return None
+
+    def moved(self, event: ev.Moved) -> ev.Broadcast | Literal[False] | None:
+        """A move's ``needs_read`` and ``after_now`` in one call (a room's handler runs it
+        for every move): False when ``after(event)`` must read the seats (nothing
+        applied then), else ``after_now(event)``'s effect and answer."""
+        seats = self._seats
+        seat = seats.get(event.seat) if seats is not None else None
+        if seat is None:
+            if event.ranked:
+                return False
+            self._seats = None  # read at the next ranked move
+            return None
+        # ``_ranking`` and ``_apply_move`` (records not fresh), without their calls
+        if event.seq <= seat.moves:
+            return None  # older than the record: its ranking went out
+        seat.progress, seat.moves, seat.status = event.progress, event.seq, event.status
+        seat.progress_ms = event.progress_ms
+        if event.finish_ms is not None:
+            seat.finish_ms = event.finish_ms
+        seat.bot_like = seat.bot_like or event.bot_like
+        if not event.ranked:
+            return None
+        assert seats is not None
+        flagged = {s.seat for s in seats.values() if s.bot_like}
+        return ev.Broadcast(encode(Ranking(ranking=rank(seats.values(), self._rank_by,
+                                                        flagged))))
 
     def _ranking(self, seats: dict[int, SeatRecord], event: ev.Moved,
                  fresh: bool) -> ev.Broadcast | None:

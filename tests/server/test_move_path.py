@@ -5,8 +5,12 @@ store — matches the engine's own count of the seat's progress after each move.
 
 from __future__ import annotations
 
+import pytest
+
 import engine
+from protocol import encode
 from protocol import messages as m
+from server import events
 
 from .client import TestClient
 from .conftest import ServerFactory
@@ -77,3 +81,44 @@ async def test_pipelined_moves_reach_a_rival_in_order_with_a_ranking_per_change(
     moves_ranked = [moves for moves, _ in ranked]
     assert moves_ranked == sorted(moves_ranked)
     assert {k for k in changed if k > first} <= set(moves_ranked)
+
+
+async def test_a_reads_own_moves_are_not_decoded_again_on_the_memory_store(
+        server_factory: ServerFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memory store hands a node its own ``Moved`` events back as the bytes it was
+    given, all of a read's moves together at the end of the read; the room keeps one
+    entry per event (``Room.encode_own``), so none is decoded again, and the rival still
+    gets every move once, in order."""
+    server = await server_factory(store_url="", seed_source=lambda: 7, rate_burst=10_000,
+                                  rate_per_s=10_000.0)
+    decoded: list[str] = []
+    real = events.decode_event
+
+    def counting(data: bytes) -> events.Event:
+        event = real(data)
+        decoded.append(type(event).__name__)
+        return event
+
+    monkeypatch.setattr(events, "decode_event", counting)
+    one = await TestClient.connect(server.url, "mover")
+    two = await TestClient.connect(server.url, "rival", bot=True)
+    joined = await one.create(variant="portuguese", countdown_s=0, rank_by="progress")
+    await two.join(joined.code)
+    await one.send(m.Ready())
+    await two.send(m.Ready())
+    await one.expect(m.Started)
+    await two.expect(m.Started)
+    line = WIN_SEED_7[:8]
+    # the eight moves in one write: the server reads them in one read (one delivery)
+    protocol, transport = one.ws.protocol, one.ws.transport
+    for seq, move in enumerate(line, 1):
+        protocol.send_binary(encode(m.Move(seq=seq, move=move)))
+    transport.writelines(protocol.data_to_send())
+    acks = [await one.expect(m.Accepted) for _ in line]
+    assert [a.seq for a in acks] == list(range(1, len(line) + 1))
+    progress = await two.expect(m.Progress)
+    while progress.moves < len(line):
+        progress = await two.expect(m.Progress)
+    seen = [p.moves for _, p in two.history if isinstance(p, m.Progress) and p.seat == 1]
+    assert seen == list(range(1, len(line) + 1))
+    assert "Moved" not in decoded
