@@ -42,7 +42,6 @@ import contextlib
 import logging
 import random
 import secrets
-from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
@@ -54,8 +53,6 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
-from protocol.limits import MAX_SEATS
-
 from . import redis_scripts as lua
 from .base import (
     Cursor,
@@ -63,9 +60,6 @@ from .base import (
     Durability,
     EventHandler,
     Listed,
-    SeqConflict,
-    StaleEpoch,
-    StoreError,
     StoreUnavailable,
 )
 from .records import (
@@ -78,6 +72,21 @@ from .records import (
 )
 from .redis_bus import HISTORY_LEN, Bus, Numbered, split_message
 from .redis_commit import GroupCommit, bulk
+from .redis_keys import (
+    ROOM_FIELDS,
+    SEAT_FIELD_SET,
+    SEAT_FIELDS,
+    AppendAnswer,
+    RoomKeys,
+    append_failed,
+    as_text,
+    check_fields,
+    deadline_member,
+    room_from_hash,
+    seat_field_pairs,
+    seat_from_fields,
+    seats_from_hash,
+)
 
 log = logging.getLogger("solrace.store.redis")
 
@@ -109,9 +118,6 @@ _LOGS_DECODER = msgspec.msgpack.Decoder(list[tuple[str, int]])
 _CHECKPOINT_DECODER = msgspec.msgpack.Decoder(Checkpoint)
 
 _LOBBY = _encode("lobby")
-_ROOM_FIELDS = frozenset(RoomRecord.__struct_fields__)
-_SEAT_FIELDS = tuple(f for f in SeatRecord.__struct_fields__ if f not in ("seat", "epoch"))
-_SEAT_FIELD_SET = frozenset(_SEAT_FIELDS)
 # append_move's script keys per (room, seat), kept for the move path; cleared when full
 # (a node holds far fewer live seats: this only bounds a long-lived node's memory).
 MAX_CACHED_SEAT_KEYS = 8192
@@ -119,120 +125,6 @@ MAX_CACHED_SEAT_KEYS = 8192
 # not secret: drawn from a generator seeded once from os.urandom, not a system call per
 # move.
 _TOKENS = random.Random()
-
-
-def _tag(code: str) -> str:
-    # Braces would change the hash tag; escape them (and %) so keys stay one-to-one.
-    return code.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
-
-
-class _Keys:
-    """The key names of one room."""
-
-    def __init__(self, code: str) -> None:
-        prefix = f"solrace:{{{_tag(code)}}}:"
-        self.room = prefix + "room"
-        self.seats = prefix + "seats"
-        self.results = prefix + "results"
-        self.events = prefix + "events"
-        self.event_counter = prefix + "evseq"
-        self.event_history = prefix + "evlog"
-        self.prefix = prefix
-
-    def log(self, seat: int) -> str:
-        return f"{self.prefix}log:{seat}"
-
-    def checkpoints(self, seat: int) -> list[str]:
-        return [f"{self.prefix}cp:{seat}", f"{self.prefix}cpt:{seat}"]
-
-    def seat_keys(self) -> list[str]:
-        """Every per-seat key of the room (logs and checkpoints), for scripts that
-        expire or delete them all."""
-        out: list[str] = []
-        for n in range(1, MAX_SEATS + 1):
-            out += [self.log(n), *self.checkpoints(n)]
-        return out
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _deadline_member(code: str, kind: str) -> str:
-    # kinds never contain "|"; codes may (awkward codes are allowed): split on the last
-    return f"{code}|{kind}"
-
-
-def _check_fields(fields: dict[str, Any], allowed: frozenset[str] | tuple[str, ...]) -> None:
-    unknown = sorted(set(fields) - set(allowed))
-    if unknown:
-        raise TypeError(f"not a settable field: {', '.join(unknown)}")
-
-
-def _room_from_hash(data: dict[bytes, bytes]) -> RoomRecord:
-    values = {k.decode(): _decode(v) for k, v in data.items() if not k.startswith(b"_")}
-    return msgspec.convert(values, RoomRecord)
-
-
-def _seats_from_hash(data: dict[bytes, bytes]) -> list[SeatRecord]:
-    """Every seat in a room's seats hash (fields ``"<seat>:<name>"``), by seat number."""
-    grouped: dict[int, dict[str, bytes]] = defaultdict(dict)
-    for key, value in data.items():
-        seat, _, name = key.decode().partition(":")
-        grouped[int(seat)][name] = value
-    seats = []
-    for number in sorted(grouped):
-        values = grouped[number]
-        epoch = values.pop("epoch")
-        values = {k: v for k, v in values.items() if not k.startswith("_")}
-        seats.append(_seat_from_fields(number, epoch, values))
-    return seats
-
-
-def _seat_from_fields(seat: int, epoch: bytes, values: dict[str, bytes]) -> SeatRecord:
-    decoded: dict[str, Any] = {k: _decode(v) for k, v in values.items()}
-    return msgspec.convert({**decoded, "seat": seat, "epoch": int(epoch)}, SeatRecord)
-
-
-def _seat_pairs(fields: dict[str, Any], seat: int | None) -> list[Any]:
-    prefix = f"{seat}:" if seat is not None else ""
-    pairs: list[Any] = []
-    for name, value in fields.items():
-        pairs += [prefix + name, _encode(value)]
-    return pairs
-
-
-def _append_failed(reply: Any, code: str, seat: int, epoch: int) -> StoreError | None:
-    """The error APPEND_MOVE's reply ``[status, value]`` stands for, or None (stored)."""
-    status, value = reply
-    if status == -1:
-        return StaleEpoch(f"seat {seat} of room {code} is at epoch {value}, not {epoch}")
-    if status == -2:
-        return SeqConflict(int(value))
-    return None
-
-
-class _Answer:
-    """``append_move_later``'s callback for the group commit: the call's reply (or its
-    ``StoreUnavailable``) made into what ``append_move`` would raise, given to ``done``
-    (None: stored)."""
-
-    __slots__ = ("code", "done", "epoch", "seat")
-
-    def __init__(self, done: Callable[[Exception | None], None], code: str, seat: int,
-                 epoch: int) -> None:
-        self.done, self.code, self.seat, self.epoch = done, code, seat, epoch
-
-    def __call__(self, outcome: Any) -> None:
-        failed: Exception | None
-        if isinstance(outcome, Exception):
-            failed = outcome  # the group commit's StoreUnavailable
-        else:
-            try:
-                failed = _append_failed(outcome, self.code, self.seat, self.epoch)
-            except Exception as exc:  # not APPEND_MOVE's reply shape: append_move raises too
-                failed = exc
-        self.done(failed)
 
 
 class RedisStore:
@@ -339,7 +231,7 @@ class RedisStore:
 
     async def create_room(self, room: RoomRecord) -> bool:
         """Store a new room; False (and nothing changed) if the code is taken."""
-        keys = _Keys(room.code)
+        keys = RoomKeys(room.code)
         pairs: list[Any] = []
         for name in RoomRecord.__struct_fields__:
             pairs += [name, _encode(getattr(room, name))]
@@ -363,8 +255,8 @@ class RedisStore:
 
     async def get_room(self, code: str) -> RoomRecord | None:
         """The room, or None if there is none (or it expired)."""
-        data = await self._run("get room", lambda: self._client.hgetall(_Keys(code).room))
-        return _room_from_hash(data) if data else None
+        data = await self._run("get room", lambda: self._client.hgetall(RoomKeys(code).room))
+        return room_from_hash(data) if data else None
 
     async def list_rooms(self) -> list[RoomRecord]:
         """Rooms not finished, oldest first. Codes whose room expired or finished are
@@ -373,11 +265,11 @@ class RedisStore:
         codes = [c.decode() for c in raw]
         found = await self._run(
             "list rooms",
-            lambda: asyncio.gather(*(self._client.hgetall(_Keys(c).room) for c in codes)),
+            lambda: asyncio.gather(*(self._client.hgetall(RoomKeys(c).room) for c in codes)),
         )
         rooms, stale = [], []
         for code, data in zip(codes, found, strict=True):
-            room = _room_from_hash(data) if data else None
+            room = room_from_hash(data) if data else None
             if room is None or room.phase == "finished":
                 stale.append(code)
             else:
@@ -405,7 +297,7 @@ class RedisStore:
         async def read() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)
             for _, code in page:
-                keys = _Keys(code)
+                keys = RoomKeys(code)
                 pipe.hgetall(keys.room)
                 pipe.hgetall(keys.seats)
             return list(await pipe.execute())
@@ -415,11 +307,11 @@ class RedisStore:
         stale: list[str] = []
         for i, (_, code) in enumerate(page):
             data, seat_data = found[2 * i], found[2 * i + 1]
-            room = _room_from_hash(data) if data else None
+            room = room_from_hash(data) if data else None
             if room is None or room.phase == "finished":
                 stale.append(code)
             else:
-                out.append((room, _seats_from_hash(seat_data)))
+                out.append((room, seats_from_hash(seat_data)))
         if stale:
             with contextlib.suppress(StoreUnavailable):  # the next listing prunes them
                 await self._run("prune rooms",
@@ -433,12 +325,12 @@ class RedisStore:
 
     async def set_phase(self, code: str, expect: str, phase: str, **fields: Any) -> bool:
         """Compare-and-set of the room's phase (and ``fields``) in one script."""
-        _check_fields(fields, _ROOM_FIELDS - {"code", "phase"})
+        check_fields(fields, ROOM_FIELDS - {"code", "phase"})
         pairs: list[Any] = []
         for name, value in fields.items():
             pairs += [name, _encode(value)]
         args = [secrets.token_hex(8), _encode(expect), _encode(phase), *pairs]
-        won = bool(await self._script("SET_PHASE", [_Keys(code).room], args))
+        won = bool(await self._script("SET_PHASE", [RoomKeys(code).room], args))
         if won and phase == "finished":
             # if this fails, list_rooms still skips the room and prunes the index itself
             with contextlib.suppress(StoreUnavailable):
@@ -447,10 +339,10 @@ class RedisStore:
 
     async def new_round(self, code: str, keep: list[int], **fields: Any) -> bool:
         """A rematch in one script (see ``Store.new_round``); the room is listed again."""
-        _check_fields(fields, _ROOM_FIELDS - {"code", "phase"})
-        keys = _Keys(code)
+        check_fields(fields, ROOM_FIELDS - {"code", "phase"})
+        keys = RoomKeys(code)
         all_keys = [keys.room, keys.seats, keys.results, *keys.seat_keys()]
-        seat_pairs = _seat_pairs(NEW_ROUND_SEAT, None)
+        seat_pairs = seat_field_pairs(NEW_ROUND_SEAT, None)
         room_pairs: list[Any] = []
         for name, value in fields.items():
             room_pairs += [name, _encode(value)]
@@ -470,7 +362,7 @@ class RedisStore:
     async def expire_room(self, code: str, ttl_s: int) -> None:
         """EXPIRE every key of the room (keys created later inherit the TTL). The room
         stays listed while it lasts; ``list_rooms`` drops it from the index once gone."""
-        keys = _Keys(code)
+        keys = RoomKeys(code)
         all_keys = [keys.room, keys.seats, keys.results, keys.event_counter, keys.event_history]
         all_keys += keys.seat_keys()
         await self._script("EXPIRE_ROOM", all_keys, [int(ttl_s)])
@@ -479,47 +371,47 @@ class RedisStore:
 
     async def add_seat(self, code: str, seat: SeatRecord, max_players: int) -> int | None:
         """The next free seat number while the room is in the lobby, or None."""
-        keys = _Keys(code)
-        fields = {name: getattr(seat, name) for name in _SEAT_FIELDS}
+        keys = RoomKeys(code)
+        fields = {name: getattr(seat, name) for name in SEAT_FIELDS}
         args = [secrets.token_hex(8), _LOBBY, int(max_players), int(seat.epoch)]
-        args += _seat_pairs(fields, None)
+        args += seat_field_pairs(fields, None)
         number = await self._script("ADD_SEAT", [keys.room, keys.seats], args)
         return int(number) or None
 
     async def remove_seat(self, code: str, seat: int, epoch: int) -> bool:
         """Free the seat while the room is in the lobby — see ``Store``."""
-        keys = _Keys(code)
+        keys = RoomKeys(code)
         done = await self._script("REMOVE_SEAT", [keys.room, keys.seats],
                                   [_LOBBY, int(seat), int(epoch)])
         return bool(done)
 
     async def get_seats(self, code: str) -> list[SeatRecord]:
         """Every seat of the room, by seat number."""
-        data = await self._run("get seats", lambda: self._client.hgetall(_Keys(code).seats))
-        return _seats_from_hash(data)
+        data = await self._run("get seats", lambda: self._client.hgetall(RoomKeys(code).seats))
+        return seats_from_hash(data)
 
     async def get_seat(self, code: str, seat: int) -> SeatRecord | None:
         """One seat, or None."""
-        names = ("epoch", *_SEAT_FIELDS)
+        names = ("epoch", *SEAT_FIELDS)
         values = await self._run(
             "get seat",
-            lambda: self._client.hmget(_Keys(code).seats, [f"{seat}:{n}" for n in names]),
+            lambda: self._client.hmget(RoomKeys(code).seats, [f"{seat}:{n}" for n in names]),
         )
         if values[0] is None:
             return None
         present = {n: v for n, v in zip(names[1:], values[1:], strict=True) if v is not None}
-        return _seat_from_fields(seat, values[0], present)
+        return seat_from_fields(seat, values[0], present)
 
     async def update_seat(self, code: str, seat: int, **fields: Any) -> None:
         """Set some SeatRecord attributes (not ``epoch``); a missing seat is left alone."""
-        _check_fields(fields, _SEAT_FIELDS)
+        check_fields(fields, SEAT_FIELDS)
         if fields:
-            args = [seat, *_seat_pairs(fields, seat)]
-            await self._script("UPDATE_SEAT", [_Keys(code).seats], args)
+            args = [seat, *seat_field_pairs(fields, seat)]
+            await self._script("UPDATE_SEAT", [RoomKeys(code).seats], args)
 
     async def take_seat(self, code: str, seat: int) -> int:
         """Increment the seat's epoch and return it; KeyError if there is no such seat."""
-        epoch = int(await self._script("TAKE_SEAT", [_Keys(code).seats], [seat]))
+        epoch = int(await self._script("TAKE_SEAT", [RoomKeys(code).seats], [seat]))
         if epoch == 0:
             raise KeyError(f"room {code} has no seat {seat}")
         return epoch
@@ -540,7 +432,7 @@ class RedisStore:
             reply = await self._committer.submit(script_keys, args, packed_keys)
         else:
             reply = await self._script("APPEND_MOVE", script_keys, args)
-        failed = _append_failed(reply, code, seat, epoch)
+        failed = append_failed(reply, code, seat, epoch)
         if failed is not None:
             raise failed
 
@@ -566,19 +458,19 @@ class RedisStore:
         committer = self._committer
         assert committer is not None  # (appends_later)
         committer.submit_later(script_keys, args, packed_keys,
-                               _Answer(done, code, seat, epoch))
+                               AppendAnswer(done, code, seat, epoch))
 
     def _append_args(self, code: str, seat: int, epoch: int, seq: int, entry: LogEntry,
                      event: bytes | None, seat_fields: dict[str, Any],
                      ) -> tuple[list[str], list[Any], bytes]:
         """APPEND_MOVE's keys, arguments and packed keys for one move."""
-        if not _SEAT_FIELD_SET.issuperset(seat_fields):
-            _check_fields(seat_fields, _SEAT_FIELDS)  # raises, naming the unknown fields
+        if not SEAT_FIELD_SET.issuperset(seat_fields):
+            check_fields(seat_fields, SEAT_FIELDS)  # raises, naming the unknown fields
         cached = self._seat_keys.get((code, seat))
         if cached is None:
             if len(self._seat_keys) >= MAX_CACHED_SEAT_KEYS:
                 self._seat_keys.clear()
-            keys = _Keys(code)
+            keys = RoomKeys(code)
             seat_keys = [keys.seats, keys.log(seat), keys.event_counter,
                          keys.event_history, keys.room]
             cached = self._seat_keys[(code, seat)] = (seat_keys, keys.events, bulk(seat_keys))
@@ -589,13 +481,13 @@ class RedisStore:
         else:
             args += [event, channel, "1" if self._cluster else "0", HISTORY_LEN,
                      f"{_TOKENS.getrandbits(32):08x}"]
-        args += _seat_pairs(seat_fields, seat)
+        args += seat_field_pairs(seat_fields, seat)
         return script_keys, args, packed_keys
 
     async def read_log(self, code: str, seat: int, after: int = 0,
                        limit: int | None = None) -> list[LogEntry]:
         """The seat's log entries after the first ``after`` ones, at most ``limit``."""
-        key = _Keys(code).log(seat)
+        key = RoomKeys(code).log(seat)
         start = max(after, 0)
         if limit is not None and limit <= 0:
             return []
@@ -610,7 +502,7 @@ class RedisStore:
         Cluster too); then each slice of entries is decoded by one msgspec call (the
         entries are MessagePack arrays: joined under one array header they are a
         MessagePack list), the event loop free between slices."""
-        keys = _Keys(code)
+        keys = RoomKeys(code)
         wanted = list(seats)
         if not wanted:
             return {}
@@ -642,7 +534,7 @@ class RedisStore:
 
     async def put_checkpoint(self, code: str, seat: int, checkpoint: Checkpoint) -> None:
         """Keep the checkpoint while the seat exists, with the room's TTL (one script)."""
-        keys = _Keys(code)
+        keys = RoomKeys(code)
         args: list[Any] = [int(checkpoint.seq), int(checkpoint.clock_ms), _encode(checkpoint),
                 f"{int(seat)}:epoch"]
         await self._run("put checkpoint", lambda: self._scripts["PUT_CHECKPOINT"](
@@ -651,7 +543,7 @@ class RedisStore:
     async def get_checkpoint(self, code: str, seat: int, max_seq: int | None = None,
                              max_clock_ms: int | None = None) -> Checkpoint | None:
         """The latest checkpoint within both bounds, in one script — see ``Store``."""
-        keys = _Keys(code).checkpoints(seat)
+        keys = RoomKeys(code).checkpoints(seat)
         args = ["+inf" if max_seq is None else int(max_seq),
                 "+inf" if max_clock_ms is None else int(max_clock_ms)]
         raw = await self._run("get checkpoint", lambda: self._scripts["GET_CHECKPOINT"](
@@ -664,7 +556,7 @@ class RedisStore:
     ) -> tuple[Checkpoint | None, list[LogEntry]]:
         """``get_checkpoint`` and the ``limit`` log entries after it, in one script —
         see ``Store``."""
-        keys = _Keys(code)
+        keys = RoomKeys(code)
         args = ["+inf" if max_seq is None else int(max_seq),
                 "+inf" if max_clock_ms is None else int(max_clock_ms), max(int(limit), 0)]
         raw, tail = await self._run("read checkpoint", lambda: self._scripts["CHECKPOINT_AND_TAIL"](
@@ -677,7 +569,7 @@ class RedisStore:
     async def put_results(self, code: str, results: bytes) -> bytes:
         """Keep the results unless there are some (with the room's TTL, if it has one);
         returns the results stored."""
-        keys = _Keys(code)
+        keys = RoomKeys(code)
         stored = await self._script("PUT_RESULTS", [keys.room, keys.results], [results])
         return bytes(stored)
 
@@ -685,13 +577,13 @@ class RedisStore:
 
     async def set_deadline(self, code: str, kind: str, at_ms: int) -> None:
         """ZADD to the node-wide deadline set (see the module docstring)."""
-        member = _deadline_member(code, kind)
+        member = deadline_member(code, kind)
         await self._run("set deadline",
                         lambda: self._client.zadd(DEADLINES_KEY, {member: int(at_ms)}))
 
     async def clear_deadline(self, code: str, kind: str) -> None:
         """ZREM from the deadline set."""
-        member = _deadline_member(code, kind)
+        member = deadline_member(code, kind)
         await self._run("clear deadline", lambda: self._client.zrem(DEADLINES_KEY, member))
 
     async def claim_deadlines(self, now_ms: int, lease_ms: int, limit: int) -> list[Deadline]:
@@ -707,12 +599,12 @@ class RedisStore:
 
     async def done_deadline(self, deadline: Deadline) -> None:
         """Remove the deadline unless it was set again since the claim."""
-        member = _deadline_member(deadline.code, deadline.kind)
+        member = deadline_member(deadline.code, deadline.kind)
         await self._script("DONE_DEADLINE", [DEADLINES_KEY], [member, deadline.lease_ms])
 
     async def get_results(self, code: str) -> bytes | None:
         """The encoded results, or None."""
-        key = _Keys(code).results
+        key = RoomKeys(code).results
         data: bytes | None = await self._run("get results", lambda: self._client.get(key))
         return data
 
@@ -721,7 +613,7 @@ class RedisStore:
     async def publish(self, code: str, event: bytes) -> None:
         """Number the event, keep it in the room's history, and PUBLISH it (SPUBLISH on
         Cluster) — one script. A retried publish may deliver the event twice."""
-        keys = _Keys(code)
+        keys = RoomKeys(code)
         args = [event, keys.events, "1" if self._cluster else "0", HISTORY_LEN]
         args.append(secrets.token_hex(4))
         await self._script("PUBLISH", [keys.event_counter, keys.event_history, keys.room], args)
@@ -741,11 +633,11 @@ class RedisStore:
     async def subscribe(self, code: str, handler: EventHandler) -> None:
         """Register ``handler``; the first handler of a room subscribes this process to
         it and returns once Redis confirmed (StoreUnavailable if it could not)."""
-        await self._bus.subscribe(_Keys(code).events, handler)
+        await self._bus.subscribe(RoomKeys(code).events, handler)
 
     async def unsubscribe(self, code: str, handler: EventHandler) -> None:
         """Forget ``handler``; the last one of a room unsubscribes from its channel."""
-        await self._bus.unsubscribe(_Keys(code).events, handler)
+        await self._bus.unsubscribe(RoomKeys(code).events, handler)
 
     # ------------------------------------------------------------------ life cycle
 
@@ -781,7 +673,7 @@ class RedisStore:
             "INFO", "replication", **target))
         pairs = config if isinstance(config, dict) else dict(zip(config[::2], config[1::2],
                                                                  strict=True))
-        values = {_text(k): _text(v) for k, v in pairs.items()}
+        values = {as_text(k): as_text(v) for k, v in pairs.items()}
         aof = values.get("appendonly", "no") == "yes"
         replicas = int(info.get("connected_slaves", 0)) if isinstance(info, dict) else 0
         name = f"{node.host}:{node.port}" if node is not None else "redis"

@@ -16,7 +16,7 @@ import pytest
 
 from protocol import messages as m
 from protocol.verify import verify_results
-from server.store.redis import _Keys
+from server.store.redis_keys import RoomKeys as _Keys
 from tests.conftest import RedisClusterProcesses
 from tests.store.test_redis_store import _int_reply, _owns
 

@@ -12,8 +12,9 @@ from redis.asyncio.cluster import RedisCluster
 from redis.crc import key_slot
 
 from server.store import Checkpoint, LogEntry, SeatRecord, SeqConflict, StoreUnavailable
-from server.store.redis import RedisStore, _Keys
+from server.store.redis import RedisStore
 from server.store.redis_bus import HISTORY_LEN
+from server.store.redis_keys import RoomKeys as _Keys
 from server.store.redis_scripts import HISTORY_TRIM_EVERY
 from tests.conftest import RedisClusterProcesses, RedisProcess
 
