@@ -16,6 +16,9 @@ events arriving meanwhile are buffered (at most ``member_pending_max``), then re
 through the same per-member filter, which drops anything the ``Joined`` already covered
 (per-seat sequence numbers).
 
+Events this node publishes go through the room's outbox (``room_outbox``), so the caller
+never waits for the store.
+
 Boards are rebuilt from a checkpoint and the log's tail (``snapshots``), never from the
 whole log; the seat's holder stores the checkpoints (``checkpoint``, after each ack).
 Spectators of a delayed room share one buffer of diffs waiting for their time
@@ -62,6 +65,7 @@ from . import snapshots, views
 from .config import ServerConfig
 from .core.standing import opening
 from .metrics import Metrics
+from .room_outbox import RoomOutbox
 from .spectator_diffs import SpectatorDelay, SpectatorDiffs
 from .spectator_ticks import SpectatorTicks
 from .standings import Standings
@@ -116,13 +120,6 @@ class Host(Protocol):
         sweeps every deadline anyway; this makes the arming node fire on time)."""
 
 
-OUTBOX_BACKOFF_MIN_S = 0.05  # a refused publish is retried after this, doubling...
-OUTBOX_BACKOFF_MAX_S = 1.0  # ...up to this, until the store answers
-# Own Moved events kept for ``encode_own`` (a dict entry and the event's bytes each): the
-# memory store hands them back at the end of the read that made them, so a read's moves
-# (the guard's frames per read, 8 from the bench's pipelining players) fit with room to
-# spare; beyond it an event is decoded, as a remote store's always are.
-OWN_EVENTS_MAX = 64
 PHASE_ORDER = {"lobby": 0, "countdown": 1, "running": 2, "finished": 3}
 
 
@@ -196,11 +193,12 @@ class Room(Timed):
         self._delay: SpectatorDelay[Member] = SpectatorDelay(self, self.config, self._diffs)
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
         self._subscribed = False
-        self._outbox: deque[bytes] = deque()
-        # This node's own Moved events by their bytes' id, oldest first (``encode_own``).
-        self._own_events: dict[int, tuple[bytes, ev.Moved]] = {}
-        self._publisher: asyncio.Task[None] | None = None
         self.closed = False
+        # What this node publishes to the room (server/room_outbox.py); ``encode_own`` is
+        # its bound method (the move path calls it: no call more per move).
+        self._outbox = RoomOutbox(self.store, self.code, self.config.room_outbox,
+                                  lambda: self.closed)
+        self.encode_own = self._outbox.encode_own
         # Hidden information (module docstring): seats' face-down counts, the seats racing
         # at the start (None: not known on this node yet) and those done since.
         self._down: dict[int, int] = {}
@@ -377,21 +375,12 @@ class Room(Timed):
 
     # ------------------------------------------------------------------ events
     async def publish(self, event: ev.Event) -> None:
-        """Publish ``event`` to every node of the room (this one included), in order.
-
-        Events go through a per-room outbox drained by one task, so the caller (a move
-        being acknowledged) does not wait for the publish round trip, while events from
-        this node still reach every node in the order they were produced. A publish the
-        store refuses is retried, in order, until it goes out (the outbox holds at most
-        ``room_outbox`` events; ``flush`` waits for it). Any other failure is logged
-        and the event dropped: the state is in the store, and the next event or a
-        resume brings receivers up to date."""
-        if len(self._outbox) >= self.config.room_outbox:
-            self._outbox.popleft()  # the store has been away for long: oldest goes first
-            log.warning("room %s: outbox full; oldest event dropped", self.code)
-        self._outbox.append(ev.encode_event(event))
-        if self._publisher is None or self._publisher.done():
-            self._publisher = asyncio.get_running_loop().create_task(self._drain_outbox())
+        """Publish ``event`` to every node of the room (this one included), in order,
+        without waiting for the store (``RoomOutbox``: retried in order while the store
+        refuses; at most ``room_outbox`` events queued; ``flush`` waits for them). Any
+        other failure is logged and the event dropped: the state is in the store, and
+        the next event or a resume brings receivers up to date."""
+        self._outbox.publish(event)
 
     def checkpoint(self, seat: int, seq: int, clock_ms: int) -> None:
         """Every ``checkpoint_every`` moves, the seat's holder (this node: ``race.play``
@@ -420,28 +409,9 @@ class Room(Timed):
         return await snapshots.rebuild(self.store, self.record, self.settings, seat,
                                        slice_moves=self.config.rebuild_slice, **bounds)
 
-    async def _drain_outbox(self) -> None:
-        backoff = OUTBOX_BACKOFF_MIN_S
-        while self._outbox and not self.closed:
-            try:
-                await self.store.publish(self.code, self._outbox[0])
-            except StoreUnavailable as exc:
-                # Kept and sent again, in order, when the store is back: a dropped
-                # Started or Finished would leave players waiting for ever. Receivers
-                # drop what they already have (a refused publish may have gone out).
-                log.warning("room %s: publish failed (%s); retrying", self.code, exc)
-                await asyncio.sleep(backoff)  # retry backoff, not synchronisation
-                backoff = min(backoff * 2, OUTBOX_BACKOFF_MAX_S)
-                continue
-            except Exception:
-                log.exception("room %s: publish failed; event dropped", self.code)
-            self._outbox.popleft()
-            backoff = OUTBOX_BACKOFF_MIN_S
-
     async def flush(self) -> None:
         """Wait until every event published so far has been handed to the store."""
-        while self._publisher is not None and not self._publisher.done():
-            await asyncio.shield(self._publisher)
+        await self._outbox.flush()
 
     async def _on_event(self, data: bytes) -> None:
         """Handle one of the room's events to the end (``_event_now``, and what it left
@@ -456,10 +426,8 @@ class Room(Timed):
         read the seats from the store first: then the rest is returned as a coroutine,
         which the store waits for before the room's next event (its order kept). A move
         costs no coroutine, and the memory store no task, per event."""
-        own = self._own_events.pop(id(data), None)
-        if own is not None and own[0] is data:  # published by this node: not decoded again
-            event: ev.Event = own[1]
-        else:
+        event: ev.Event | None = self._outbox.own_event(data)  # this node's: not decoded
+        if event is None:
             try:
                 event = ev.decode_event(data)
             except (msgspec.DecodeError, msgspec.ValidationError):
@@ -480,21 +448,6 @@ class Room(Timed):
             return self._event_after_read(event)
         self._send_event(event, standings.after_now(event))
         return None
-
-    def encode_own(self, event: ev.Moved) -> bytes:
-        """``event`` encoded for the store, remembered with its bytes: when the store
-        hands this node the same bytes object back (the memory store does; a remote one
-        never can), ``_event_now`` takes the event as it was built instead of decoding
-        it. One entry per event not handed back yet (a pipelining player's moves of one
-        read come back together at the end of it), at most ``OWN_EVENTS_MAX``, the
-        oldest forgotten first (a remote store's, or a move the store refused, never
-        come back); holding the bytes keeps their identity (the key) unique."""
-        data = ev.encode_event(event)
-        own = self._own_events
-        own[id(data)] = (data, event)
-        if len(own) > OWN_EVENTS_MAX:
-            del own[next(iter(own))]
-        return data
 
     async def _event_after_read(self, event: ev.Event) -> None:
         """``_event_now``'s rest once the ranking has read the seats."""
