@@ -94,5 +94,6 @@ class RoomOutbox:
                 continue
             except Exception:
                 log.exception("room %s: publish failed; event dropped", self._code)
-            queue.popleft()
+            if queue and queue[0] is data:  # (a full queue may have dropped it meanwhile:
+                queue.popleft()             # then the next one is still to be sent)
             backoff = OUTBOX_BACKOFF_MIN_S
