@@ -59,10 +59,9 @@ async def _solo(server: Server) -> TestClient:
     return client
 
 
-async def race_acks_in_task(server: Server, client: TestClient) -> list[bool]:
-    """Send the whole winning race of seed 7 at once (pipelined), check its acks come
-    back in order, and return for each ack whether a task was current when the server
-    wrote it (``frame_hook`` runs where the frame is written)."""
+def acks_in_task(server: Server) -> list[bool]:
+    """From now on, for each ack the server writes, whether a task was current when it
+    wrote it (``frame_hook`` runs where the frame is written): the list fills as acks go."""
     in_task: list[bool] = []
 
     def hook(conn: Any, frame: bytes) -> None:
@@ -70,6 +69,14 @@ async def race_acks_in_task(server: Server, client: TestClient) -> list[bool]:
             in_task.append(asyncio.current_task() is not None)
 
     server.frame_hook = hook
+    return in_task
+
+
+async def race_acks_in_task(server: Server, client: TestClient) -> list[bool]:
+    """Send the whole winning race of seed 7 at once (pipelined), check its acks come
+    back in order, and return for each ack whether a task was current when the server
+    wrote it (``frame_hook`` runs where the frame is written)."""
+    in_task = acks_in_task(server)
     for seq, move in enumerate(WIN_SEED_7, 1):
         await client.send(m.Move(seq=seq, move=move))
     acks = [await client.expect(m.Accepted) for _ in WIN_SEED_7]
@@ -153,13 +160,7 @@ async def test_frames_behind_a_suspended_move_wait_and_keep_their_order(
     assert [answers[0].seq, answers[1].seq, answers[4].seq] == [1, 2, 3]
     assert answers[2].code == "bad_frame" and answers[3].nonce == 77
     # idle again: the next move is acknowledged as it arrives
-    in_task: list[bool] = []
-
-    def hook(conn: Any, frame: bytes) -> None:
-        if type(decode_server(frame)) is m.Accepted:
-            in_task.append(asyncio.current_task() is not None)
-
-    server.frame_hook = hook
+    in_task = acks_in_task(server)
     assert isinstance(await client.move(WIN_SEED_7[3], seq=4), m.Accepted)
     assert in_task == [False]
 

@@ -24,7 +24,7 @@ from server.config import ONE_HOST, ServerConfig
 from server.connection import Connection
 from tests.conftest import RedisProcess
 
-from .test_push_dispatch import _server_side, _solo, race_acks_in_task
+from .test_push_dispatch import _server_side, _solo, acks_in_task, race_acks_in_task
 from .test_ranking import WIN_SEED_7
 
 
@@ -143,13 +143,7 @@ async def test_frames_behind_a_move_waiting_on_redis_keep_their_order(
         "Accepted", "Accepted", "Error", "Pong", "Accepted"] + ["Accepted"] * len(later)
     assert [a.seq for a in answers if isinstance(a, m.Accepted)] == list(range(1, 24))
     assert answers[2].code == "bad_frame" and answers[3].nonce == 77
-    in_task: list[bool] = []
-
-    def hook(conn: Any, frame: bytes) -> None:
-        if type(decode_server(frame)) is m.Accepted:
-            in_task.append(asyncio.current_task() is not None)
-
-    node.frame_hook = hook
+    in_task = acks_in_task(node)
     assert isinstance(await client.move(WIN_SEED_7[23], seq=24), m.Accepted)
     assert in_task == [False]
 
