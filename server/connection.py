@@ -335,12 +335,8 @@ class Connection(Outbound):
                     break
                 else:  # nothing to do: frames are handled as they arrive (``take``)
                     self._ctx = contextvars.copy_context()
-                    self._wake = wake = loop.create_future()
                     self.busy = False
-                    try:
-                        await wake
-                    finally:
-                        self._wake = None
+                    await self._woken(loop)
                     continue
                 if self._idle_timer is None:
                     self._arm_idle()  # left a room: the idle deadline applies again
@@ -528,13 +524,19 @@ class Connection(Outbound):
 
     async def _until_answered(self, loop: asyncio.AbstractEventLoop) -> None:
         """Wait (the run task) until the pending move on Redis is answered."""
-        self._wake = wake = loop.create_future()
         self._blocked = True
+        try:
+            await self._woken(loop)
+        finally:
+            self._blocked = False
+
+    async def _woken(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Wait (the run task) until ``_wake_run`` wakes it."""
+        self._wake = wake = loop.create_future()
         try:
             await wake
         finally:
             self._wake = None
-            self._blocked = False
 
     def _replied(self, reply: m.Accepted | m.Rejected, started: float) -> None:
         """A move's outcome: a rejection is sent (the ack was, by ``race``), an
