@@ -5,8 +5,9 @@ A spectator whose hello set ``ds`` gets the room's moves as one ``Diffs`` frame 
 ``Progress`` and a ``Diff`` per move. The frame is encoded once and framed once for every
 spectator *in step* with the room, and written ``TICK_WRITE_SLICE`` connections per loop
 callback, so the players' frames are read and acked between two slices. The next tick
-counts its ``spectator_tick_ms`` from the last write of the one before. docs/SERVER.md,
-"The spectators' tick".
+counts its ``spectator_tick_ms`` from the last write of the one before. The spectators in
+step share one seen-state (the cohort: ``SpectatorTicks``), judged and advanced once per
+tick. docs/SERVER.md, "The spectators' tick".
 
 ``SpectatorTicks`` owns the tick's state (its moves, its due diffs, its timer, the
 connections still holding its frame); what it needs of its room is ``TickRoom``, a
@@ -336,6 +337,7 @@ class SpectatorTicks(Generic[M]):
     def tick_for(self, member: M, diffs: list[Diff], progress: list[Progress]) -> None:
         """The tick for one spectator not in step: each diff through the per-member
         filter, each progress newer than what it has, in one ``Diffs`` of its own."""
+        self.leave(member)  # (it is not in the cohort: a no-op)
         out: list[Diff] = []
         for diff in diffs:
             self.room.deliver_diff(member, diff, out)
@@ -346,8 +348,10 @@ class SpectatorTicks(Generic[M]):
             member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
 
     def write_slice(self, count: int | None = None) -> None:
-        """Serve the tick to the next ``count`` spectators queued for it and schedule
-        the rest for the next loop iteration. A spectator in step with the room (live,
+        """Serve the tick to the next ``count`` spectators queued for it (None: ``slice``,
+        ``TICK_WRITE_SLICE``) and schedule the rest for the next loop iteration. The
+        cohort's members (class docstring) were judged at the flush: each gets the
+        shared frame. Any other spectator in step with the room (live,
         boards shown, no held diff or gap fill, its last diff of each seat just before
         the tick's first) gets the shared frame, encoded once and framed once for all
         (``Outbound.shared_transport``: the same bytes to each transport that can take
@@ -356,8 +360,10 @@ class SpectatorTicks(Generic[M]):
         its sequence filters advance in one step; one whose boards are withheld gets
         the progress alone (one shared frame too); any other one goes through the
         per-member filter (``tick_for``) into a frame of its own; one still joining has
-        the moves buffered with its other events. Each is judged when its slice runs,
-        on its state then. Once the tick is out, the next is due ``spectator_tick_ms``
+        the moves buffered with its other events. Each spectator outside the cohort is
+        judged when its slice runs, on its state then (one in step may join the
+        cohort there); one taken out of the cohort before its slice is judged so too,
+        on its state before the tick. Once the tick is out, the next is due ``spectator_tick_ms``
         later."""
         if self.write_handle is not None:
             self.write_handle.cancel()
@@ -382,7 +388,9 @@ class SpectatorTicks(Generic[M]):
 
     def _serve(self, tick: _Tick, batch: list[M]) -> None:
         """The tick to each spectator of ``batch`` (see ``write_slice``). This loop is
-        per spectator, per tick, so it does the least it can there: a tick of one seat's
+        per spectator, per tick, so it does the least it can there: a member of the
+        cohort still owed the tick (``unserved``) is tested for nothing but its
+        connection (``shared_transport``); for any other one, a tick of one seat's
         run of moves (a paced room's every tick) first tries the in-step test of that
         seat alone, a few dict reads; the general tests run in C where they can (a
         dict-items subset test, ``map``); a spectator in step costs one call more
@@ -423,6 +431,8 @@ class SpectatorTicks(Generic[M]):
             if members.get(conn) is not member:
                 continue  # it left meanwhile
             try:
+                if member.cohort:  # (never: every member of the cohort is in ``unserved``)
+                    self.leave(member)
                 seen_d = member.diff_seen
                 seen_p = member.progress_seen
                 if (single is not None and member.pending is None
