@@ -200,11 +200,11 @@ class SpectatorTicks(Generic[M]):
         # The cohort (class docstring): its members, their shared seen-state (None:
         # no cohort), the state before the tick going out, and the members the tick
         # going out still owes its frame (queued in ``writes``; judged with the cohort).
-        self.cohort: dict[M, None] = {}
+        self.cohort: dict[M, Any] = {}  # member -> its ``shared_transport``
         self.seen_d: dict[int, int] | None = None
         self.seen_p: dict[int, int] | None = None
         self.before: tuple[dict[int, int], dict[int, int]] = ({}, {})
-        self.unserved: set[M] = set()
+        self.unserved: dict[M, Any] = {}  # the same, those still owed the tick
 
     def add_move(self, moved: ev.Moved) -> None:
         """Put a move in the tick and have the tick flushed (``schedule``)."""
@@ -266,7 +266,7 @@ class SpectatorTicks(Generic[M]):
                 # in step, the whole cohort: its frame is owed to each, served in the
                 # room's order with the others, slice by slice
                 self.before = before
-                self.unserved = set(self.cohort)
+                self.unserved = self.cohort.copy()
             else:
                 self.dissolve()  # each judged on its own, as before it joined
         self.writes.extend(spectators)
@@ -305,9 +305,7 @@ class SpectatorTicks(Generic[M]):
             return
         member.cohort = False
         self.cohort.pop(member, None)
-        unserved = self.unserved
-        if member in unserved:
-            unserved.discard(member)
+        if self.unserved.pop(member, None) is not None:
             seen_d, seen_p = self.before
         else:
             seen_d, seen_p = self.seen_d or {}, self.seen_p or {}
@@ -323,7 +321,11 @@ class SpectatorTicks(Generic[M]):
 
     def _join(self, member: M, seen_d: dict[int, int], seen_p: dict[int, int]) -> None:
         """``member``, just served the tick going out as one in step, joins the cohort
-        if its seen-state is the cohort's (after this tick too), or founds it."""
+        if its seen-state is the cohort's (after this tick too), or founds it. Only a
+        connection with the shared path (``Sharing``) joins."""
+        shared = getattr(member.conn, "shared_transport", None)
+        if shared is None:
+            return
         cohort_d, cohort_p = self.seen_d, self.seen_p
         if cohort_d is None or cohort_p is None:
             self.seen_d, self.seen_p = seen_d, seen_p
@@ -332,7 +334,7 @@ class SpectatorTicks(Generic[M]):
         else:
             return
         member.cohort = True
-        self.cohort[member] = None
+        self.cohort[member] = shared
 
     def tick_for(self, member: M, diffs: list[Diff], progress: list[Progress]) -> None:
         """The tick for one spectator not in step: each diff through the per-member
@@ -407,27 +409,26 @@ class SpectatorTicks(Generic[M]):
         written = 0
         ready: list[Any] = []  # transports taking the shared bytes, and those bytes
         wires: list[bytes] = []
-        unserved = self.unserved  # the cohort's members still owed the tick's frame
+        owed = self.unserved.pop  # the cohort's members still owed the tick's frame
         joining = self.cohorts
-        if unserved:
-            shown, shown_wire = tick.shown_frame()
-            size = len(shown_wire)
+        shown, shown_wire = tick.shown_frame() if self.unserved else (b"", b"")
+        size = len(shown_wire)
         for member in batch:
-            conn = member.conn
-            if member in unserved:
+            shared = owed(member, None)
+            if shared is not None:
                 # In the cohort, judged in step with it at the flush and its seen-state
                 # advanced there: the shared frame, nothing else to test or update.
                 try:
-                    shared = getattr(conn, "shared_transport", None)
-                    transport = None if shared is None else shared(shown, size)
+                    transport = shared(shown, size)
                     if transport is not None:
                         ready.append(transport)
                         wires.append(shown_wire)
                     else:
-                        conn.send_frame(shown)
+                        member.conn.send_frame(shown)
                 except Exception:
                     log.exception("room %s: the spectators' tick failed for one", room.code)
                 continue
+            conn = member.conn
             if members.get(conn) is not member:
                 continue  # it left meanwhile
             try:
@@ -482,8 +483,6 @@ class SpectatorTicks(Generic[M]):
                     conn.send_frame(frame)  # framed for it, or queued: counted when written
             except Exception:
                 log.exception("room %s: the spectators' tick failed for one", room.code)
-        if unserved:
-            unserved.difference_update(batch)
         # One burst of writes, as the plainest broadcast loop does them (fewer wake-ups of
         # the readers than writes interleaved with the tests: ~0.7 µs per frame less).
         for transport, wire in zip(ready, wires, strict=True):
