@@ -152,6 +152,9 @@ class Member:
     recent_clocks: deque[int] = field(default_factory=lambda: deque(maxlen=BOT_LIKE_MOVES))
     bot_like: bool = False  # this seat's play was already marked bot-like
     batched: bool = False  # a spectator taking Diffs frames (its hello said so)
+    # in its room's tick cohort: diff_seen and progress_seen are the cohort's shared dicts,
+    # taken out (``Room.leave_cohort``) before anything changes them (spectator_ticks)
+    cohort: bool = False
 
     def __post_init__(self) -> None:
         self.batched = bool(getattr(self.conn, "batched", False))
@@ -185,6 +188,9 @@ class Room(Timed):
         # The spectators' tick (server/spectator_ticks.py): its moves, timer and writes.
         self._ticks: SpectatorTicks[Member] = SpectatorTicks(self, self.config,
                                                              server.metrics)
+        # A member out of the tick's cohort, with a seen-state of its own (a no-op for one
+        # not in it): before anything changes what a spectator has seen or may see.
+        self.leave_cohort = self._ticks.leave
         # The spectators' diffs (server/spectator_diffs.py): each one's sequence filter
         # (``deliver_diff`` is its bound method: no call more per diff) and, in a delayed
         # room, the diffs waiting for their time.
@@ -294,6 +300,9 @@ class Room(Timed):
     # ------------------------------------------------------------------ members
     def attach(self, member: Member) -> None:
         """Add a member (pending: events are buffered until ``ready``)."""
+        old = self.members.get(member.conn)
+        if old is not None:
+            self.leave_cohort(old)
         self.members[member.conn] = member
         self._groups, self._reveal_scan = None, True
 
@@ -339,6 +348,7 @@ class Room(Timed):
         messages; events from now on are buffered as during a join, so they follow the
         snapshots (no diff is lost or sent twice: ``boards_for`` records the sequences
         the snapshots cover)."""
+        self.leave_cohort(member)
         member.pending = []
         self.spawn(self._show_boards(member))
 
@@ -361,6 +371,8 @@ class Room(Timed):
         last spectator to go takes the delay buffer with it (nobody needs it)."""
         member = self.members.pop(conn, None)
         self._groups = None
+        if member is not None:
+            self.leave_cohort(member)
         if member is not None and not member.is_player and not any(
                 not m.is_player for m in self.members.values()):
             self._delay.drop()
@@ -545,6 +557,7 @@ class Room(Timed):
         self._ended = False
         self._delay.drop()
         self._reveal_scan = True
+        self._ticks.dissolve()  # every member's seen-state is its own again (reset below)
         for member in self.members.values():
             if member.pending is None:
                 member.pending = []
@@ -558,6 +571,7 @@ class Room(Timed):
         seats = await self.store.get_seats(self.code)
         kept = {s.seat: s for s in seats}
         for member in list(self.members.values()):
+            self.leave_cohort(member)
             if member.is_player and member.seat not in kept:
                 # it did not ask: its seat is gone; it keeps what it has (the results)
                 self.members.pop(member.conn, None)
@@ -668,6 +682,8 @@ class Room(Timed):
     ) -> None:
         if moves <= member.progress_seen.get(seat, -1):
             return
+        if member.cohort:
+            self.leave_cohort(member)
         member.progress_seen[seat] = moves
         key = (seat, progress, moves, status, clock_ms)
         cached = self._progress_frame
@@ -713,6 +729,7 @@ class Room(Timed):
         the whole log. Records the sequences covered so later diffs are not sent twice;
         puts the delayed diffs a spectator still has to receive in the room's buffer.
         ``seats``: the room's seats if the caller has just read them (a round trip less)."""
+        self.leave_cohort(member)
         phase = self.phase
         if phase in ("lobby", "countdown"):
             return []
@@ -749,6 +766,7 @@ class Room(Timed):
         if member.started_sent:
             return
         member.started_sent = True
+        self.leave_cohort(member)
         if member.is_player:
             member.game = views.new_board(self.record, self.settings)
             member.seq, member.status = 0, opening(member.game).status

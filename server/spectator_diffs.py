@@ -45,6 +45,7 @@ class DiffsMember(Protocol):
     held: dict[int, dict[int, Diff]]
     filling: set[int]
     fill_to: dict[int, int]
+    cohort: bool  # in the tick's cohort (spectator_ticks): its seen-state is shared
 
     @property
     def is_player(self) -> bool:
@@ -74,6 +75,9 @@ class DiffsRoom(Protocol[M_co]):
 
     async def rebuild_seat(self, seat: int, **bounds: Any) -> views.Replay:
         """Seat ``seat``'s board from its checkpoint and log."""
+
+    def leave_cohort(self, member: Any) -> None:
+        """Take ``member`` out of the tick's cohort, with a seen-state of its own."""
 
 
 class DelayRoom(DiffsRoom[M], Protocol[M]):
@@ -119,6 +123,8 @@ class SpectatorDiffs(Generic[M]):
         (the caller sends them as one ``Diffs``) instead of sent one frame each."""
         if member.boards_hidden:
             return
+        if member.cohort:  # its filter is about to change: its own, not the cohort's
+            self.room.leave_cohort(member)
         seen = member.diff_seen.get(diff.seat, 0)
         if diff.seq <= seen:
             return
@@ -156,6 +162,8 @@ class SpectatorDiffs(Generic[M]):
     def fill_to(self, member: M, seat: int, seq: int) -> None:
         """Have ``member`` brought up to ``seq`` on ``seat`` from the log (one fill per
         seat at a time; a running fill picks up a later target)."""
+        if member.cohort:  # filling: out of step until the fill is done
+            self.room.leave_cohort(member)
         if seq > member.fill_to.get(seat, 0):
             member.fill_to[seat] = seq
         if seat not in member.filling:

@@ -5,8 +5,9 @@ A spectator whose hello set ``ds`` gets the room's moves as one ``Diffs`` frame 
 ``Progress`` and a ``Diff`` per move. The frame is encoded once and framed once for every
 spectator *in step* with the room, and written ``TICK_WRITE_SLICE`` connections per loop
 callback, so the players' frames are read and acked between two slices. The next tick
-counts its ``spectator_tick_ms`` from the last write of the one before. docs/SERVER.md,
-"The spectators' tick".
+counts its ``spectator_tick_ms`` from the last write of the one before. The spectators in
+step share one seen-state (the cohort: ``SpectatorTicks``), judged and advanced once per
+tick. docs/SERVER.md, "The spectators' tick".
 
 ``SpectatorTicks`` owns the tick's state (its moves, its due diffs, its timer, the
 connections still holding its frame); what it needs of its room is ``TickRoom``, a
@@ -61,6 +62,7 @@ class TickMember(Protocol):
     progress_seen: dict[int, int]
     held: dict[int, dict[int, Diff]]
     filling: set[int]
+    cohort: bool  # in the tick's cohort: ``diff_seen``/``progress_seen`` are its shared ones
 
 
 M = TypeVar("M", bound=TickMember)
@@ -162,7 +164,24 @@ class _Tick:
 
 
 class SpectatorTicks(Generic[M]):
-    """The spectators' tick of one room (see the module docstring)."""
+    """The spectators' tick of one room (see the module docstring).
+
+    The cohort: the spectators in step with the room share one seen-state, the same two
+    dicts as their ``diff_seen`` and ``progress_seen``, so a tick judges and advances it
+    once for all of them and then only writes their transports. What holds for each
+    member of the cohort (``cohort`` set): live (not joining), boards shown, nothing
+    held or being filled, a member of the room, taking ``Diffs``, its two dicts the
+    cohort's. Every path that would change one of those (a gap fill, a reveal, a round,
+    a join, leaving the room; ``leave``) takes it out of the cohort first, with its own
+    copy of the seen-state as of its own last frame. A spectator joins at a tick that
+    finds it in step with the cohort's very seen-state after that tick; the first one
+    in step founds it. A tick the cohort is not in step with dissolves it."""
+
+    # Spectators in step share one seen-state (False: each judged on its own; the tests
+    # compare the two).
+    cohorts = True
+    # Spectators served per loop callback (tests make it small to leave a tick half out).
+    slice = TICK_WRITE_SLICE
 
     def __init__(self, room: TickRoom[M], config: ServerConfig, metrics: Metrics) -> None:
         self.room = room
@@ -178,6 +197,14 @@ class SpectatorTicks(Generic[M]):
         self.current: _Tick | None = None
         self.writes: deque[M] = deque()
         self.write_handle: asyncio.Handle | None = None
+        # The cohort (class docstring): its members, their shared seen-state (None:
+        # no cohort), the state before the tick going out, and the members the tick
+        # going out still owes its frame (queued in ``writes``; judged with the cohort).
+        self.cohort: dict[M, Any] = {}  # member -> its ``shared_transport``
+        self.seen_d: dict[int, int] | None = None
+        self.seen_p: dict[int, int] | None = None
+        self.before: tuple[dict[int, int], dict[int, int]] = ({}, {})
+        self.unserved: dict[M, Any] = {}  # the same, those still owed the tick
 
     def add_move(self, moved: ev.Moved) -> None:
         """Put a move in the tick and have the tick flushed (``schedule``)."""
@@ -230,14 +257,89 @@ class SpectatorTicks(Generic[M]):
         spectators = room._grouped()[2]  # a new list at each change: never mutated
         if room.closed or not spectators:
             return
-        self.current = _Tick(moves, due, room.delay_ms,
-                             due if room.delay_ms else [room._diff_of(m) for m in moves])
+        tick = self.current = _Tick(moves, due, room.delay_ms,
+                                    due if room.delay_ms else [room._diff_of(m) for m in moves])
+        seen_d, seen_p = self.seen_d, self.seen_p
+        if seen_d is not None and seen_p is not None:
+            before = (dict(seen_d), dict(seen_p))
+            if self._advance(tick, seen_d, seen_p):
+                # in step, the whole cohort: its frame is owed to each, served in the
+                # room's order with the others, slice by slice
+                self.before = before
+                self.unserved = self.cohort.copy()
+            else:
+                self.dissolve()  # each judged on its own, as before it joined
         self.writes.extend(spectators)
         self.write_slice()
+
+    @staticmethod
+    def _advance(tick: _Tick, seen_d: dict[int, int], seen_p: dict[int, int]) -> bool:
+        """Whether a spectator with these filters, live, boards shown, nothing held or
+        being filled, is in step with ``tick`` (the shared frame is its); if so the
+        filters are advanced past it. The tests of ``_serve`` for such a spectator, in
+        the same order."""
+        single = tick.single
+        if single is not None:
+            seat, before, after, count = single
+            if seen_d.get(seat, 0) == before and seen_p.get(seat, -1) < count:
+                seen_d[seat] = after
+                seen_p[seat] = count
+                return True
+        if any(map(operator.ge, map(seen_p.get, tick.seats_now, tick.unseen),
+                   tick.counts_now)):
+            return False  # ahead on some seat's progress: the per-member filter
+        if (tick.in_run and tick.expect <= seen_d.items()
+                and not any(map(seen_d.get, tick.firsts, tick.zeros))):
+            seen_d.update(tick.last)
+            seen_p.update(tick.moves_now)
+            return True
+        return False
+
+    def leave(self, member: M) -> None:
+        """Take ``member`` out of the cohort (no-op if it is not in it) with a seen-state
+        of its own: the cohort's, or the one before the tick going out if that tick's
+        frame is still owed to it (it is then judged on its own at its slice, as any
+        spectator outside the cohort). Called before anything changes what a member of
+        the cohort has seen or may see."""
+        if not member.cohort:
+            return
+        member.cohort = False
+        self.cohort.pop(member, None)
+        if self.unserved.pop(member, None) is not None:
+            seen_d, seen_p = self.before
+        else:
+            seen_d, seen_p = self.seen_d or {}, self.seen_p or {}
+        member.diff_seen, member.progress_seen = dict(seen_d), dict(seen_p)
+        if not self.cohort:
+            self.seen_d = self.seen_p = None
+
+    def dissolve(self) -> None:
+        """Every member out of the cohort (``leave``)."""
+        for member in list(self.cohort):
+            self.leave(member)
+        self.seen_d = self.seen_p = None
+
+    def _join(self, member: M, seen_d: dict[int, int], seen_p: dict[int, int]) -> None:
+        """``member``, just served the tick going out as one in step, joins the cohort
+        if its seen-state is the cohort's (after this tick too), or founds it. Only a
+        connection with the shared path (``Sharing``) joins."""
+        shared = getattr(member.conn, "shared_transport", None)
+        if shared is None:
+            return
+        cohort_d, cohort_p = self.seen_d, self.seen_p
+        if cohort_d is None or cohort_p is None:
+            self.seen_d, self.seen_p = seen_d, seen_p
+        elif seen_d == cohort_d and seen_p == cohort_p:
+            member.diff_seen, member.progress_seen = cohort_d, cohort_p
+        else:
+            return
+        member.cohort = True
+        self.cohort[member] = shared
 
     def tick_for(self, member: M, diffs: list[Diff], progress: list[Progress]) -> None:
         """The tick for one spectator not in step: each diff through the per-member
         filter, each progress newer than what it has, in one ``Diffs`` of its own."""
+        self.leave(member)  # (it is not in the cohort: a no-op)
         out: list[Diff] = []
         for diff in diffs:
             self.room.deliver_diff(member, diff, out)
@@ -247,9 +349,11 @@ class SpectatorTicks(Generic[M]):
         if out or kept:
             member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
 
-    def write_slice(self, count: int = TICK_WRITE_SLICE) -> None:
-        """Serve the tick to the next ``count`` spectators queued for it and schedule
-        the rest for the next loop iteration. A spectator in step with the room (live,
+    def write_slice(self, count: int | None = None) -> None:
+        """Serve the tick to the next ``count`` spectators queued for it (None: ``slice``,
+        ``TICK_WRITE_SLICE``) and schedule the rest for the next loop iteration. The
+        cohort's members (class docstring) were judged at the flush: each gets the
+        shared frame. Any other spectator in step with the room (live,
         boards shown, no held diff or gap fill, its last diff of each seat just before
         the tick's first) gets the shared frame, encoded once and framed once for all
         (``Outbound.shared_transport``: the same bytes to each transport that can take
@@ -258,16 +362,21 @@ class SpectatorTicks(Generic[M]):
         its sequence filters advance in one step; one whose boards are withheld gets
         the progress alone (one shared frame too); any other one goes through the
         per-member filter (``tick_for``) into a frame of its own; one still joining has
-        the moves buffered with its other events. Each is judged when its slice runs,
-        on its state then. Once the tick is out, the next is due ``spectator_tick_ms``
+        the moves buffered with its other events. Each spectator outside the cohort is
+        judged when its slice runs, on its state then (one in step may join the
+        cohort there); one taken out of the cohort before its slice is judged so too,
+        on its state before the tick. Once the tick is out, the next is due ``spectator_tick_ms``
         later."""
         if self.write_handle is not None:
             self.write_handle.cancel()
             self.write_handle = None
         writes = self.writes
         tick = self.current
+        if count is None:
+            count = self.slice
         if tick is None:  # nothing queued (the room went while a tick was going out)
             writes.clear()
+            self.unserved.clear()
         else:
             self._serve(tick, [writes.popleft() for _ in range(min(count, len(writes)))])
         loop = asyncio.get_running_loop()
@@ -281,7 +390,9 @@ class SpectatorTicks(Generic[M]):
 
     def _serve(self, tick: _Tick, batch: list[M]) -> None:
         """The tick to each spectator of ``batch`` (see ``write_slice``). This loop is
-        per spectator, per tick, so it does the least it can there: a tick of one seat's
+        per spectator, per tick, so it does the least it can there: a member of the
+        cohort still owed the tick (``unserved``) is tested for nothing but its
+        connection (``shared_transport``); for any other one, a tick of one seat's
         run of moves (a paced room's every tick) first tries the in-step test of that
         seat alone, a few dict reads; the general tests run in C where they can (a
         dict-items subset test, ``map``); a spectator in step costs one call more
@@ -298,11 +409,31 @@ class SpectatorTicks(Generic[M]):
         written = 0
         ready: list[Any] = []  # transports taking the shared bytes, and those bytes
         wires: list[bytes] = []
+        owed = self.unserved.pop  # the cohort's members still owed the tick's frame
+        joining = self.cohorts
+        shown, shown_wire = tick.shown_frame() if self.unserved else (b"", b"")
+        size = len(shown_wire)
         for member in batch:
+            shared = owed(member, None)
+            if shared is not None:
+                # In the cohort, judged in step with it at the flush and its seen-state
+                # advanced there: the shared frame, nothing else to test or update.
+                try:
+                    transport = shared(shown, size)
+                    if transport is not None:
+                        ready.append(transport)
+                        wires.append(shown_wire)
+                    else:
+                        member.conn.send_frame(shown)
+                except Exception:
+                    log.exception("room %s: the spectators' tick failed for one", room.code)
+                continue
             conn = member.conn
             if members.get(conn) is not member:
                 continue  # it left meanwhile
             try:
+                if member.cohort:  # (never: every member of the cohort is in ``unserved``)
+                    self.leave(member)
                 seen_d = member.diff_seen
                 seen_p = member.progress_seen
                 if (single is not None and member.pending is None
@@ -314,6 +445,8 @@ class SpectatorTicks(Generic[M]):
                     seen_d[seat] = after
                     seen_p[seat] = count
                     frame, wire = tick.shown_frame()
+                    if joining and not member.cohort:
+                        self._join(member, seen_d, seen_p)
                 elif member.pending is not None:
                     for moved in tick.moves:
                         room._hold_pending(member, moved)
@@ -336,6 +469,8 @@ class SpectatorTicks(Generic[M]):
                     seen_d.update(last)
                     seen_p.update(moves_now)
                     frame, wire = tick.shown_frame()
+                    if joining and not member.cohort:
+                        self._join(member, seen_d, seen_p)
                 else:
                     self.tick_for(member, tick.diffs, tick.progress)
                     continue
