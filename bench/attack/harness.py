@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import engine
+from bench.attack.layout import Layout
 from bench.attack.rawws import BUSY_PATIENCE_S, BUSY_STATUSES, busy_backoff
 from bench.players import reversible_pair
 from protocol import PROTOCOL_VERSION, decode_server, encode
@@ -435,6 +436,7 @@ class Ctx:
     redis: RedisProc | None
     args: Any
     counters: dict[str, Any] = field(default_factory=dict)
+    layout: Layout = field(default_factory=lambda: Layout(isolate=False))
 
     @property
     def url(self) -> str:

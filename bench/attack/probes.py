@@ -18,7 +18,11 @@ attack window, so the report says, for each kind of phase:
 - ``server_move_ack``: the server's own move→ack time (from the frame read off the socket
   to the ack queued: the store round trip included, the wait before the read not);
 - ``append_move``: the store call of a move (its group commit on Redis);
-- ``server_gc_pause``: the garbage collector's pauses (all generations).
+- ``server_gc_pause``: the garbage collector's pauses (all generations);
+- ``core_busy_pct``: how busy each core of the machine was (``/proc/stat``: every
+  process's time on it, ours and anyone else's, interrupts included), in percent of the
+  phase: with ``--isolate`` the server's core minus the server's own CPU is what else ran
+  on it (another user's jobs, the kernel's).
 
 Histograms are Prometheus buckets: a count is "how many above the bucket bound", and a
 quantile is the upper bound of the bucket it falls in (coarse, but from the server).
@@ -88,6 +92,7 @@ class Snapshot:
     at: float
     sched: dict[str, tuple[int, int, int] | None]
     hist: dict[str, dict[float, float]]
+    cores: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def snapshot(pids: dict[str, int], port: int | None) -> Snapshot:
@@ -95,7 +100,24 @@ def snapshot(pids: dict[str, int], port: int | None) -> Snapshot:
     histograms now. Blocking (a scrape): call it from a thread."""
     at = time.monotonic()
     sched = {name: schedstat(pid) for name, pid in pids.items()}
-    return Snapshot(at, sched, scrape(port) if port else {})
+    return Snapshot(at, sched, scrape(port) if port else {}, core_ticks())
+
+
+def core_ticks() -> dict[str, tuple[int, int]]:
+    """Per core (``cpu0``, ``cpu1``, …): ``(busy ticks, all ticks)`` since boot, from
+    ``/proc/stat`` (busy: everything but idle and I/O wait); empty if unreadable."""
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        name, *fields = line.split()
+        if name.startswith("cpu") and name != "cpu":
+            ticks = [int(f) for f in fields]
+            idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+            out[name] = (sum(ticks) - idle, sum(ticks))
+    return out
 
 
 @dataclass
@@ -103,6 +125,7 @@ class _Acc:
     seconds: float = 0.0
     sched: dict[str, list[int]] = field(default_factory=dict)
     hist: dict[str, dict[float, float]] = field(default_factory=dict)
+    cores: dict[str, list[int]] = field(default_factory=dict)
 
 
 class Phases:
@@ -123,6 +146,11 @@ class Phases:
             total = acc.sched.setdefault(name, [0, 0, 0])
             for i in range(3):
                 total[i] += after[i] - before[i]
+        for core, (busy, total) in end.cores.items():
+            if core in start.cores:
+                acc_core = acc.cores.setdefault(core, [0, 0])
+                acc_core[0] += busy - start.cores[core][0]
+                acc_core[1] += total - start.cores[core][1]
         for key, buckets in end.hist.items():
             before_b = start.hist.get(key)
             if before_b is None:
@@ -142,6 +170,8 @@ class Phases:
                                        for n, s in acc.sched.items()},
                 "runq_wait_per_wakeup_ms": {n: round(s[1] / 1e6 / max(1, s[2]), 3)
                                             for n, s in acc.sched.items()},
+                "core_busy_pct": {c: round(100 * busy / max(1, total), 1)
+                                  for c, (busy, total) in sorted(acc.cores.items())},
             }
             for key, buckets in acc.hist.items():
                 entry[key] = summarise(buckets)

@@ -4,7 +4,10 @@ per-address caps exact in its counters (no timing is asserted)."""
 
 from __future__ import annotations
 
+import pytest
+
 from bench.attack.__main__ import parse, run
+from bench.attack.layout import check_isolation, cpu_list
 
 
 def test_the_kit_alternates_phases_and_counts_refusals() -> None:
@@ -81,3 +84,30 @@ def test_the_pace_grid_never_skips_a_point_by_rounding() -> None:
             following = next_tick(due + 0.15, 0.15, offset)
             assert abs(following - (due + 0.15)) < 1e-6
             due = following
+
+
+@pytest.mark.skipif(check_isolation() is not None, reason="needs cores 0 and 1, and root")
+def test_the_isolated_layout_as_the_kernel_reports_it() -> None:
+    # --isolate: the kernel's own answer for every process of the run (affinity and
+    # nice read back per thread): the server alone on core 0 at its priority, the kit's
+    # generator on core 1 at its own, the honest players on core 1 raised over it; the
+    # runner's process gets its cores back afterwards (this test runs it in-process).
+    import os
+
+    cores = os.sched_getaffinity(0)
+    result = run(parse(["refusals", "--duration", "4", "--refusals", "50", "--honest", "2",
+                        "--pace", "0.2", "--isolate"]))
+    assert result["server_alive"]
+    layout = result["layout"]
+    assert layout["mode"] == "isolated"
+    roles = layout["roles"]
+    assert roles["server"]["cpus"] == ["0"] and roles["server"]["nice"] == [0]
+    assert roles["generator"] == {"processes": 1, "cpus": ["1"], "nice": [0]}
+    assert roles["honest"] == {"processes": 2, "cpus": ["1"], "nice": [-10]}
+    assert os.sched_getaffinity(0) == cores
+    # the refusals were sent (the generator worked on its one core)
+    assert result["attack"]["statuses"] == {"429": 50}
+    # the default stays co-located: every process on every core
+    colo = run(parse(["refusals", "--duration", "2", "--refusals", "10", "--pace", "0.2"]))
+    assert colo["layout"]["mode"] == "co-located"
+    assert colo["layout"]["roles"]["server"]["cpus"] == [cpu_list(cores)]
