@@ -163,7 +163,8 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
 
     def probe_now() -> Snapshot:
         ctx.layout.reapply()  # threads and processes started since the last boundary
-        return snapshot(pids, ctx.server.port if args.lag_probe_ms else None)
+        counts = {"redis_commands": ctx.redis.commands()} if ctx.redis is not None else {}
+        return snapshot(pids, ctx.server.port if args.lag_probe_ms else None, counts)
 
     async def mark() -> tuple[float, float, float, Snapshot]:
         # The probe's scrape is taken before the clocks: its own cost (a /metrics
@@ -269,6 +270,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result = {"attack_name": args.attack, "store": args.store,
                   "duration_s": args.duration, "server_args": server.cmd[1:]}
         result.update(asyncio.run(_phases(ctx, mod)))
+        if redis is not None:  # what the run's commands cost Redis, the costliest first
+            stats = redis.info("commandstats")
+            result["redis_commandstats"] = {
+                name.removeprefix("cmdstat_"): {k: v.get(k) for k in ("calls", "usec",
+                                                                       "usec_per_call")}
+                for name, v in sorted(stats.items(), key=lambda kv: -kv[1].get("usec", 0))[:8]}
         result["server_alive"] = server.alive()
         result["server_tracebacks"] = sum("Traceback" in line for line in server.stderr_tail)
         # What the server complained of (its last warnings and errors, for the JSON)
@@ -324,7 +331,7 @@ def table(result: dict[str, Any]) -> str:
     for kind in ("quiet", "attack"):
         probe = result["probe"].get(kind, {})
         for key in ("runq_wait_ms_per_s", "runq_wait_per_wakeup_ms", "cpu_pct",
-                    "core_busy_pct"):
+                    "core_busy_pct", "redis_commands_per_s"):
             if key in probe:
                 rows.append((f"{kind}: {key}", json.dumps(probe[key])))
         for key in ("server_loop_lag", "server_move_ack", "append_move", "server_gc_pause"):

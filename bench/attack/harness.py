@@ -110,6 +110,23 @@ class RedisProc:
         except Exception:  # an attack may have filled it: report, do not crash the run
             return -1
 
+    def info(self, section: str) -> dict[str, Any]:
+        """Redis ``INFO section`` as a dict (empty when it does not answer)."""
+        import redis
+
+        try:
+            client = redis.Redis.from_url(self.url, socket_timeout=2)
+            info: dict[str, Any] = client.info(section)
+            client.close()
+            return info
+        except Exception:  # a full or busy Redis: report nothing rather than fail the run
+            return {}
+
+    def commands(self) -> int:
+        """Commands Redis has processed since it started (``total_commands_processed``;
+        -1 when it does not answer): differences count a phase's store traffic."""
+        return int(self.info("stats").get("total_commands_processed", -1))
+
     def stop(self) -> None:
         """Stop our own child by its handle."""
         stop_child(self.proc)

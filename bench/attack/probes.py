@@ -22,7 +22,9 @@ attack window, so the report says, for each kind of phase:
 - ``core_busy_pct``: how busy each core of the machine was (``/proc/stat``: every
   process's time on it, ours and anyone else's, interrupts included), in percent of the
   phase: with ``--isolate`` the server's core minus the server's own CPU is what else ran
-  on it (another user's jobs, the kernel's).
+  on it (another user's jobs, the kernel's);
+- ``redis_commands_per_s`` (``--store redis``): the commands Redis processed a second
+  (its ``total_commands_processed``), everyone's: the honest moves', the flood's.
 
 Histograms are Prometheus buckets: a count is "how many above the bucket bound", and a
 quantile is the upper bound of the bucket it falls in (coarse, but from the server).
@@ -93,14 +95,18 @@ class Snapshot:
     sched: dict[str, tuple[int, int, int] | None]
     hist: dict[str, dict[float, float]]
     cores: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # counters that only grow, read by the caller (Redis's commands processed)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
-def snapshot(pids: dict[str, int], port: int | None) -> Snapshot:
+def snapshot(pids: dict[str, int], port: int | None,
+             counts: dict[str, int] | None = None) -> Snapshot:
     """Read every process's scheduler accounting and (with a port) the server's
-    histograms now. Blocking (a scrape): call it from a thread."""
+    histograms now; ``counts``: growing counters read by the caller at the same moment.
+    Blocking (a scrape): call it from a thread."""
     at = time.monotonic()
     sched = {name: schedstat(pid) for name, pid in pids.items()}
-    return Snapshot(at, sched, scrape(port) if port else {}, core_ticks())
+    return Snapshot(at, sched, scrape(port) if port else {}, core_ticks(), counts or {})
 
 
 def core_ticks() -> dict[str, tuple[int, int]]:
@@ -126,6 +132,7 @@ class _Acc:
     sched: dict[str, list[int]] = field(default_factory=dict)
     hist: dict[str, dict[float, float]] = field(default_factory=dict)
     cores: dict[str, list[int]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 class Phases:
@@ -146,6 +153,9 @@ class Phases:
             total = acc.sched.setdefault(name, [0, 0, 0])
             for i in range(3):
                 total[i] += after[i] - before[i]
+        for name, value in end.counts.items():
+            if value >= 0 and start.counts.get(name, -1) >= 0:
+                acc.counts[name] = acc.counts.get(name, 0) + value - start.counts[name]
         for core, (busy, total) in end.cores.items():
             if core in start.cores:
                 acc_core = acc.cores.setdefault(core, [0, 0])
@@ -173,6 +183,8 @@ class Phases:
                 "core_busy_pct": {c: round(100 * busy / max(1, total), 1)
                                   for c, (busy, total) in sorted(acc.cores.items())},
             }
+            for name, count in acc.counts.items():
+                entry[f"{name}_per_s"] = round(count / secs, 1)
             for key, buckets in acc.hist.items():
                 entry[key] = summarise(buckets)
             out[kind] = entry

@@ -111,3 +111,23 @@ def test_the_isolated_layout_as_the_kernel_reports_it() -> None:
     colo = run(parse(["refusals", "--duration", "2", "--refusals", "10", "--pace", "0.2"]))
     assert colo["layout"]["mode"] == "co-located"
     assert colo["layout"]["roles"]["server"]["cpus"] == [cpu_list(cores)]
+
+
+def test_the_probe_counts_cores_and_redis_commands_per_phase() -> None:
+    # Two windows of one kind of phase, 2 s in all: each core's busy share is the sum of
+    # the busy ticks over the sum of all ticks (cpu0: (30 + 10) / (100 + 100)); Redis's
+    # commands a second are the growth over the windows' seconds ((500 + 100) / 2); a
+    # counter that did not answer (-1) is left out, not counted as a drop.
+    from bench.attack.probes import Phases, Snapshot
+
+    def snap(at: float, cpu0: tuple[int, int], cpu1: tuple[int, int], cmds: int) -> Snapshot:
+        return Snapshot(at, {}, {}, {"cpu0": cpu0, "cpu1": cpu1}, {"redis_commands": cmds})
+
+    phases = Phases()
+    phases.add("attack", snap(0.0, (0, 0), (0, 0), 1000), snap(1.0, (30, 100), (90, 100), 1500))
+    phases.add("attack", snap(5.0, (50, 200), (100, 200), 2000),
+               snap(6.0, (60, 300), (200, 300), 2100))
+    phases.add("attack", snap(9.0, (0, 0), (0, 0), -1), snap(9.0, (0, 0), (0, 0), 50))
+    report = phases.report()["attack"]
+    assert report["core_busy_pct"] == {"cpu0": 20.0, "cpu1": 95.0}
+    assert report["redis_commands_per_s"] == 300.0
