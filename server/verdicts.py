@@ -62,8 +62,9 @@ def _in_the_background() -> None:
     of creations, and every time the loop woke it could wait a time slice behind the
     search (honest acks 5-30 ms, the loop's run-queue wait x3; docs/SECURITY.md, "A
     remote attacker modelled"). Linux's idle class (``SCHED_IDLE``) runs the search only
-    when nothing else wants the core, and a waking loop takes the core back at once;
-    even the lowest nice value (19) left the slice. Elsewhere: the lowest nice value.
+    when nothing else wants the core, and a waking loop takes the core back at once (at
+    the lowest nice value, 19, one trial still had 18-33 ms acks while a search ran).
+    Elsewhere: the lowest nice value.
     The results never wait for a verdict, so a search that starves is a verdict known
     later (or not at all), as when the queue is full."""
     if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
