@@ -119,7 +119,8 @@ class ServerConfig:
     solver_budget_s: float = 5.0  # deal=winnable: time to find a winnable seed
     results_solver_s: float = 1.0  # per deal: was a random deal winnable, and par
     # The verdict's solver runs in worker processes (server/verdicts.py), never on the
-    # event loop nor on the results path; these bound what a flood of rooms can queue.
+    # event loop nor on the results path, in the idle scheduling class (only CPU time the
+    # loop leaves: a node has one core); these bound what a flood of rooms can queue.
     verdict_workers: int = 1  # processes (each one a CPU core while it searches)
     verdict_queue: int = 32  # searches waiting or running; beyond it: verdict unknown
     verdict_per_client: int = 4  # of those, for rooms created from one client address

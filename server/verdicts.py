@@ -53,6 +53,38 @@ def judge(variant: str, seed: int, options: dict[str, Any], max_nodes: int,
     return result.winnable, None
 
 
+def _in_the_background() -> None:
+    """In a worker process: take only the CPU time the node's event loop leaves idle.
+
+    A node gets one core (deploy/: the k8s limit and compose's ``cpus`` are 1), so a
+    search shares it with the event loop. At the same priority the scheduler gives the
+    two turns: a room-creation flood kept the solver busy for seconds after each burst
+    of creations, and every time the loop woke it could wait a time slice behind the
+    search (honest acks 5-30 ms, the loop's run-queue wait x3; docs/SECURITY.md, "A
+    remote attacker modelled"). Linux's idle class (``SCHED_IDLE``) runs the search only
+    when nothing else wants the core, and a waking loop takes the core back at once (at
+    the lowest nice value, 19, one trial still had 18-33 ms acks while a search ran).
+    Elsewhere: the lowest nice value.
+    The results never wait for a verdict, so a search that starves is a verdict known
+    later (or not at all), as when the queue is full."""
+    if hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE"):
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            return
+        except OSError:  # not allowed here: fall back to the nice value
+            pass
+    with contextlib.suppress(OSError):
+        os.nice(19)
+
+
+def _worker_start(node_pid: int) -> None:
+    """A worker process's initializer: in the background (``_in_the_background``), and
+    tied to the node's life (``_die_with``). The priority first: the watcher thread
+    inherits it."""
+    _in_the_background()
+    _die_with(node_pid)
+
+
 def _die_with(node_pid: int) -> None:
     """In a worker process: exit as soon as the node that started it is gone (a node
     killed with SIGKILL cannot stop its workers; they must not outlive it, holding its
@@ -107,11 +139,12 @@ class VerdictPool:
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
             # spawn: fresh interpreters that inherit no event loop, sockets or threads;
-            # each one exits when this node does (even on SIGKILL): see _die_with
+            # each one runs in the background and exits when this node does (even on
+            # SIGKILL): see _worker_start
             context = multiprocessing.get_context("spawn")
             self._executor = ProcessPoolExecutor(
                 self._config.verdict_workers, mp_context=context,
-                initializer=_die_with, initargs=(os.getpid(),))
+                initializer=_worker_start, initargs=(os.getpid(),))
         return self._executor
 
     async def _judge(self, code: str, seed: int, variant: str,

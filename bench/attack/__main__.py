@@ -27,6 +27,7 @@ from bench.attack.harness import (
     honest_source,
     latency_in,
 )
+from bench.attack.layout import Layout, check_isolation, describe
 from bench.attack.probes import Phases, Snapshot, snapshot
 
 ATTACKS = {
@@ -68,6 +69,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                              "and the honest player run: the attack's load generator then "
                              "takes only CPU they leave idle, as one on another machine "
                              "would (default 0: it competes with them)")
+    parser.add_argument("--isolate", action="store_true",
+                        help="model a remote attacker on a 2-core machine: the server alone "
+                             "on core 0, the kit's load generator on core 1 at its priority, "
+                             "the honest players and Redis on core 1 at nice -10 (over the "
+                             "generator), in every phase (bench/attack/layout.py; root). "
+                             "Default: co-located, every process on any core")
     parser.add_argument("--pace", type=float, default=0.2,
                         help="seconds between the honest player's moves (default 0.2)")
     parser.add_argument("--honest", type=int, default=1, metavar="N",
@@ -102,6 +109,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         raise SystemExit(0)
     if args.attack is None:
         parser.error("name an attack (or --list)")
+    if args.isolate and (why := check_isolation()) is not None:
+        parser.error(why)
     if not 1 <= args.honest <= 32:
         parser.error("--honest: 1 to 32 players")
     if args.rounds < 1 or (args.rounds > 1 and not getattr(_module(args.attack), "ROUNDS", False)):
@@ -130,6 +139,8 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
         await asyncio.gather(*(asyncio.to_thread(p.finish) for p in started))
         raise RuntimeError(f"{n - len(started)} of {n} honest players did not start")
     honest = started[0]
+    for player in started:
+        ctx.layout.add("honest", player.proc.pid)
     if args.kit_nice:  # after the server and the honest player started: they keep 0
         os.nice(args.kit_nice)
     slot = args.duration / args.rounds
@@ -146,12 +157,19 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
     if ctx.redis is not None:
         pids["redis"] = ctx.redis.proc.pid
     phases = Phases()
+    layout: dict[str, Any] = {}
+    achieved: list[dict[str, Any]] = []
+    keys = getattr(mod, "ACHIEVED", ())
+
+    def probe_now() -> Snapshot:
+        ctx.layout.reapply()  # threads and processes started since the last boundary
+        counts = {"redis_commands": ctx.redis.commands()} if ctx.redis is not None else {}
+        return snapshot(pids, ctx.server.port if args.lag_probe_ms else None, counts)
 
     async def mark() -> tuple[float, float, float, Snapshot]:
         # The probe's scrape is taken before the clocks: its own cost (a /metrics
         # request) falls at the edge of the window, not inside it.
-        probe = await asyncio.to_thread(snapshot, pids,
-                                        ctx.server.port if args.lag_probe_ms else None)
+        probe = await asyncio.to_thread(probe_now)
         return time.monotonic(), ctx.server.cpu_s(), time.process_time(), probe
 
     async def account(phase: str, start: tuple[float, float, float, Snapshot],
@@ -172,9 +190,13 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
                 redis_before = ctx.redis.used_memory() if ctx.redis else None
             start = await mark()
             rounds.append(await mod.attack(ctx, slot))
+            # what the generator achieved this round (its rate, to compare layouts)
+            achieved.append({k: rounds[-1][k] for k in keys if k in rounds[-1]})
             # A short attack still gets a full slot of honest samples (its aftermath).
             await asyncio.sleep(max(0.0, start[0] + slot - time.monotonic()) + AFTERMATH_S)
             await account("attack", start, under)
+        # every process's cores and priority as the kernel has them, all still running
+        layout.update(await asyncio.to_thread(ctx.layout.report))
     finally:
         per_player = await asyncio.gather(*(asyncio.to_thread(p.finish) for p in started))
         samples = [sample for one in per_player for sample in one]
@@ -189,6 +211,8 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
     # in its first round and only knocks after) shows where the slow moves fell.
     by_round = {kind: [latency_in(samples, [w]).summary()["max_ms"] for w in windows]
                 for kind, windows in (("quiet", quiet), ("attack", under))}
+    p99_by_round = {kind: [latency_in(samples, [w]).summary()["p99_ms"] for w in windows]
+                    for kind, windows in (("quiet", quiet), ("attack", under))}
     # The slowest attack-phase acks and when they were sent, in seconds into their
     # round's attack phase: a flood's moments (its opening burst, its mass close at the
     # end of the round) show up here.
@@ -205,9 +229,10 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
         "honest_players": n, "honest_p99_ms_by_player": by_player,
         "honest_n_by_player": n_by_player,
         "honest_quiet": q, "honest_attack": a, "p99_ratio": ratio, "rounds": args.rounds,
-        "honest_max_ms_by_round": by_round,
+        "honest_max_ms_by_round": by_round, "honest_p99_ms_by_round": p99_by_round,
         "honest_slowest_attack": [[round(ms, 2), at] for ms, at in slowest],
         "kit_nice": args.kit_nice, "attack_s": round(attack_s, 1),
+        "layout": layout, "flood_achieved": achieved,
         # percent of one core over the phase
         "cpu_pct": {k: round(100 * v / (quiet_s if k.endswith("quiet") else attack_s), 1)
                     for k, v in cpu.items()},
@@ -227,18 +252,30 @@ async def _phases(ctx: Ctx, mod: Any) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """One complete run; the result as a dict (also what the tests call)."""
     mod = _module(args.attack)
+    # This process (the load generator) first: the processes it starts inherit its core.
+    layout = Layout(getattr(args, "isolate", False))
+    layout.add("generator", os.getpid())
     redis = RedisProc(args.redis_maxmemory) if args.store == "redis" else None
     server = None
     try:
+        if redis is not None:
+            layout.add("redis", redis.proc.pid)
         server = ServerProc(redis.url if redis else "",
                             [*getattr(mod, "SERVER_ARGS", []), *args.server_arg],
                             profile=args.profile_server, tree=args.server_tree,
                             lag_probe_s=args.lag_probe_ms / 1000)
+        layout.add("server", server.pid)
         server.start_stderr_drain()
-        ctx = Ctx(server, redis, args)
+        ctx = Ctx(server, redis, args, layout=layout)
         result = {"attack_name": args.attack, "store": args.store,
                   "duration_s": args.duration, "server_args": server.cmd[1:]}
         result.update(asyncio.run(_phases(ctx, mod)))
+        if redis is not None:  # what the run's commands cost Redis, the costliest first
+            stats = redis.info("commandstats")
+            result["redis_commandstats"] = {
+                name.removeprefix("cmdstat_"): {k: v.get(k) for k in ("calls", "usec",
+                                                                       "usec_per_call")}
+                for name, v in sorted(stats.items(), key=lambda kv: -kv[1].get("usec", 0))[:8]}
         result["server_alive"] = server.alive()
         result["server_tracebacks"] = sum("Traceback" in line for line in server.stderr_tail)
         # What the server complained of (its last warnings and errors, for the JSON)
@@ -252,6 +289,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             server.stop()
         if redis is not None:
             redis.stop()
+        layout.restore(os.getpid())
 
 
 def table(result: dict[str, Any]) -> str:
@@ -264,12 +302,17 @@ def table(result: dict[str, Any]) -> str:
                                           f"(x{result['p99_ratio']})"),
         ("rounds (quiet, attack) alternated", f"{result['rounds']} (kit nice "
                                               f"{result['kit_nice']})"),
+        ("layout", describe(result["layout"]) if result.get("layout") else "?"),
+        ("flood achieved, per round", json.dumps(result.get("flood_achieved", []))),
         ("honest players; p99 each, quiet / attack",
          f"{result['honest_players']}; {result['honest_p99_ms_by_player']['quiet']} / "
          f"{result['honest_p99_ms_by_player']['attack']} ms"),
         ("honest slowest ack per round, quiet / attack",
          f"{result['honest_max_ms_by_round']['quiet']} / "
          f"{result['honest_max_ms_by_round']['attack']} ms"),
+        ("honest p99 per round, quiet / attack",
+         f"{result['honest_p99_ms_by_round']['quiet']} / "
+         f"{result['honest_p99_ms_by_round']['attack']} ms"),
         ("honest slowest attack acks (ms, s into the phase)",
          json.dumps(result["honest_slowest_attack"])),
         ("honest moves quiet / attack", f"{q['n']} / {a['n']} (lost {a['lost']}, "
@@ -287,7 +330,8 @@ def table(result: dict[str, Any]) -> str:
                      f"{result['redis_before_mb']} → {result['redis_after_mb']} MiB"))
     for kind in ("quiet", "attack"):
         probe = result["probe"].get(kind, {})
-        for key in ("runq_wait_ms_per_s", "runq_wait_per_wakeup_ms", "cpu_pct"):
+        for key in ("runq_wait_ms_per_s", "runq_wait_per_wakeup_ms", "cpu_pct",
+                    "core_busy_pct", "redis_commands_per_s"):
             if key in probe:
                 rows.append((f"{kind}: {key}", json.dumps(probe[key])))
         for key in ("server_loop_lag", "server_move_ack", "append_move", "server_gc_pause"):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import engine
+from bench.attack.layout import Layout
 from bench.attack.rawws import BUSY_PATIENCE_S, BUSY_STATUSES, busy_backoff
 from bench.players import reversible_pair
 from protocol import PROTOCOL_VERSION, decode_server, encode
@@ -108,6 +109,23 @@ class RedisProc:
             return used
         except Exception:  # an attack may have filled it: report, do not crash the run
             return -1
+
+    def info(self, section: str) -> dict[str, Any]:
+        """Redis ``INFO section`` as a dict (empty when it does not answer)."""
+        import redis
+
+        try:
+            client = redis.Redis.from_url(self.url, socket_timeout=2)
+            info: dict[str, Any] = client.info(section)
+            client.close()
+            return info
+        except Exception:  # a full or busy Redis: report nothing rather than fail the run
+            return {}
+
+    def commands(self) -> int:
+        """Commands Redis has processed since it started (``total_commands_processed``;
+        -1 when it does not answer): differences count a phase's store traffic."""
+        return int(self.info("stats").get("total_commands_processed", -1))
 
     def stop(self) -> None:
         """Stop our own child by its handle."""
@@ -435,6 +453,7 @@ class Ctx:
     redis: RedisProc | None
     args: Any
     counters: dict[str, Any] = field(default_factory=dict)
+    layout: Layout = field(default_factory=lambda: Layout(isolate=False))
 
     @property
     def url(self) -> str:

@@ -18,7 +18,13 @@ attack window, so the report says, for each kind of phase:
 - ``server_move_ack``: the server's own move→ack time (from the frame read off the socket
   to the ack queued: the store round trip included, the wait before the read not);
 - ``append_move``: the store call of a move (its group commit on Redis);
-- ``server_gc_pause``: the garbage collector's pauses (all generations).
+- ``server_gc_pause``: the garbage collector's pauses (all generations);
+- ``core_busy_pct``: how busy each core of the machine was (``/proc/stat``: every
+  process's time on it, ours and anyone else's, interrupts included), in percent of the
+  phase: with ``--isolate`` the server's core minus the server's own CPU is what else ran
+  on it (another user's jobs, the kernel's);
+- ``redis_commands_per_s`` (``--store redis``): the commands Redis processed a second
+  (its ``total_commands_processed``), everyone's: the honest moves', the flood's.
 
 Histograms are Prometheus buckets: a count is "how many above the bucket bound", and a
 quantile is the upper bound of the bucket it falls in (coarse, but from the server).
@@ -88,14 +94,36 @@ class Snapshot:
     at: float
     sched: dict[str, tuple[int, int, int] | None]
     hist: dict[str, dict[float, float]]
+    cores: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # counters that only grow, read by the caller (Redis's commands processed)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
-def snapshot(pids: dict[str, int], port: int | None) -> Snapshot:
+def snapshot(pids: dict[str, int], port: int | None,
+             counts: dict[str, int] | None = None) -> Snapshot:
     """Read every process's scheduler accounting and (with a port) the server's
-    histograms now. Blocking (a scrape): call it from a thread."""
+    histograms now; ``counts``: growing counters read by the caller at the same moment.
+    Blocking (a scrape): call it from a thread."""
     at = time.monotonic()
     sched = {name: schedstat(pid) for name, pid in pids.items()}
-    return Snapshot(at, sched, scrape(port) if port else {})
+    return Snapshot(at, sched, scrape(port) if port else {}, core_ticks(), counts or {})
+
+
+def core_ticks() -> dict[str, tuple[int, int]]:
+    """Per core (``cpu0``, ``cpu1``, …): ``(busy ticks, all ticks)`` since boot, from
+    ``/proc/stat`` (busy: everything but idle and I/O wait); empty if unreadable."""
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        name, *fields = line.split()
+        if name.startswith("cpu") and name != "cpu":
+            ticks = [int(f) for f in fields]
+            idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+            out[name] = (sum(ticks) - idle, sum(ticks))
+    return out
 
 
 @dataclass
@@ -103,6 +131,8 @@ class _Acc:
     seconds: float = 0.0
     sched: dict[str, list[int]] = field(default_factory=dict)
     hist: dict[str, dict[float, float]] = field(default_factory=dict)
+    cores: dict[str, list[int]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 class Phases:
@@ -123,6 +153,14 @@ class Phases:
             total = acc.sched.setdefault(name, [0, 0, 0])
             for i in range(3):
                 total[i] += after[i] - before[i]
+        for name, value in end.counts.items():
+            if value >= 0 and start.counts.get(name, -1) >= 0:
+                acc.counts[name] = acc.counts.get(name, 0) + value - start.counts[name]
+        for core, (busy, total) in end.cores.items():
+            if core in start.cores:
+                acc_core = acc.cores.setdefault(core, [0, 0])
+                acc_core[0] += busy - start.cores[core][0]
+                acc_core[1] += total - start.cores[core][1]
         for key, buckets in end.hist.items():
             before_b = start.hist.get(key)
             if before_b is None:
@@ -142,7 +180,11 @@ class Phases:
                                        for n, s in acc.sched.items()},
                 "runq_wait_per_wakeup_ms": {n: round(s[1] / 1e6 / max(1, s[2]), 3)
                                             for n, s in acc.sched.items()},
+                "core_busy_pct": {c: round(100 * busy / max(1, total), 1)
+                                  for c, (busy, total) in sorted(acc.cores.items())},
             }
+            for name, count in acc.counts.items():
+                entry[f"{name}_per_s"] = round(count / secs, 1)
             for key, buckets in acc.hist.items():
                 entry[key] = summarise(buckets)
             out[kind] = entry

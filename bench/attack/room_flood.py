@@ -19,6 +19,9 @@ from bench.attack.harness import Client, Ctx, source_addr
 from protocol import messages as m
 
 ROUNDS = True  # the runner may alternate quiet and attack phases (--rounds)
+# The flood's achieved rate, reported per round (a layout that starved the generator
+# would show here): creations tried, rooms made, handshakes refused (429/503), a second
+ACHIEVED = ("tries_per_s", "rooms_per_s", "refused_per_s", "redis_commands_per_s")
 
 RATE_WAIT_S = 0.5  # after rate_limited: the default refill is 10 credits/s, a create costs 5
 REDIS_SAMPLE_S = 5.0  # Redis used_memory is sampled this often during the flood
@@ -88,7 +91,10 @@ async def create_rooms(url: str, target: int, seconds: float, conns: int,
     # error reply and a room made each count one), per second of the flood
     tried = created + sum(errors.values())
     return {"rooms_created": created, "rooms_per_s": round(created / elapsed, 1),
-            "tries_per_s": round(tried / elapsed, 1), "errors": dict(errors), "codes": codes}
+            "tries_per_s": round(tried / elapsed, 1),
+            # a refused handshake (HTTP 429 or 503) is websockets' InvalidStatus
+            "refused_per_s": round(errors["InvalidStatus"] / elapsed, 1),
+            "errors": dict(errors), "codes": codes}
 
 
 async def time_list(url: str) -> dict[str, Any]:
@@ -119,11 +125,18 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
 
     sampler = asyncio.create_task(sample())
     sources = [source_addr(i) for i in range(max(1, ctx.args.flood_sources))]
+    # Redis's own count of commands over the flood: a round of refusals only (the
+    # addresses past their caps) should cost it no more than the honest moves do
+    commands = await asyncio.to_thread(ctx.redis.commands) if ctx.redis else None
+    t0 = time.monotonic()
     try:
         result = await create_rooms(ctx.url, ctx.args.flood_rooms, seconds,
                                     ctx.args.flood_conns, sources)
     finally:
         sampler.cancel()
+    if ctx.redis is not None and commands is not None:
+        done = await asyncio.to_thread(ctx.redis.commands)
+        result["redis_commands_per_s"] = round((done - commands) / (time.monotonic() - t0), 1)
     result.pop("codes")
     result.update(await time_list(ctx.url))
     if ctx.redis is not None:

@@ -25,6 +25,11 @@ from protocol import messages as m
 ROUNDS = True  # the runner may alternate quiet and attack phases (--rounds)
 JOIN_CONCURRENCY = 100  # spectator handshakes in flight at once (the client's own bound)
 MOVE_PACE_S = 0.12  # under the default 10 messages/s
+# The flood's achieved rate, reported per round: the mover's moves and what the
+# spectators' readers (the generator) took off their sockets, a second; a starved reader
+# would fall behind (and, past the server's outbound cap, be cut: still connected)
+ACHIEVED = ("moves_per_s", "frames_fanned_out_per_s", "mb_read_per_s",
+            "spectators_still_connected")
 
 
 def add_args(group: argparse._ArgumentGroup) -> None:
@@ -134,10 +139,13 @@ async def attack(ctx: Ctx, seconds: float) -> dict[str, Any]:
         await asyncio.sleep(max(0.0, MOVE_PACE_S - (time.monotonic() - tick)))
     ctx.counters["_seq"] = seq
     still = sum(not task.done() for task in drains)
+    read_mb = (counts["bytes"] - before) / 2**20
     return {"spectators": len(joined), "mover_moves": seq - first,
+            "moves_per_s": round((seq - first) / seconds, 2),
+            "mb_read_per_s": round(read_mb / seconds, 2),
             "frames_fanned_out": (seq - first) * len(joined),
             "frames_fanned_out_per_s": round((seq - first) * len(joined) / seconds),
-            "mb_read_by_spectators": round((counts["bytes"] - before) / 2**20, 1),
+            "mb_read_by_spectators": round(read_mb, 1),
             "mover_slowest_ack_ms": round(slowest * 1000, 1),
             "keepalive_pings_answered": counts["pings"],
             "spectators_still_connected": still}

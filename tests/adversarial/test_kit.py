@@ -4,7 +4,10 @@ per-address caps exact in its counters (no timing is asserted)."""
 
 from __future__ import annotations
 
+import pytest
+
 from bench.attack.__main__ import parse, run
+from bench.attack.layout import check_isolation, cpu_list
 
 
 def test_the_kit_alternates_phases_and_counts_refusals() -> None:
@@ -81,3 +84,50 @@ def test_the_pace_grid_never_skips_a_point_by_rounding() -> None:
             following = next_tick(due + 0.15, 0.15, offset)
             assert abs(following - (due + 0.15)) < 1e-6
             due = following
+
+
+@pytest.mark.skipif(check_isolation() is not None, reason="needs cores 0 and 1, and root")
+def test_the_isolated_layout_as_the_kernel_reports_it() -> None:
+    # --isolate: the kernel's own answer for every process of the run (affinity and
+    # nice read back per thread): the server alone on core 0 at its priority, the kit's
+    # generator on core 1 at its own, the honest players on core 1 raised over it; the
+    # runner's process gets its cores back afterwards (this test runs it in-process).
+    import os
+
+    cores = os.sched_getaffinity(0)
+    result = run(parse(["refusals", "--duration", "4", "--refusals", "50", "--honest", "2",
+                        "--pace", "0.2", "--isolate"]))
+    assert result["server_alive"]
+    layout = result["layout"]
+    assert layout["mode"] == "isolated"
+    roles = layout["roles"]
+    assert roles["server"]["cpus"] == ["0"] and roles["server"]["nice"] == [0]
+    assert roles["generator"] == {"processes": 1, "cpus": ["1"], "nice": [0]}
+    assert roles["honest"] == {"processes": 2, "cpus": ["1"], "nice": [-10]}
+    assert os.sched_getaffinity(0) == cores
+    # the refusals were sent (the generator worked on its one core)
+    assert result["attack"]["statuses"] == {"429": 50}
+    # the default stays co-located: every process on every core
+    colo = run(parse(["refusals", "--duration", "2", "--refusals", "10", "--pace", "0.2"]))
+    assert colo["layout"]["mode"] == "co-located"
+    assert colo["layout"]["roles"]["server"]["cpus"] == [cpu_list(cores)]
+
+
+def test_the_probe_counts_cores_and_redis_commands_per_phase() -> None:
+    # Two windows of one kind of phase, 2 s in all: each core's busy share is the sum of
+    # the busy ticks over the sum of all ticks (cpu0: (30 + 10) / (100 + 100)); Redis's
+    # commands a second are the growth over the windows' seconds ((500 + 100) / 2); a
+    # counter that did not answer (-1) is left out, not counted as a drop.
+    from bench.attack.probes import Phases, Snapshot
+
+    def snap(at: float, cpu0: tuple[int, int], cpu1: tuple[int, int], cmds: int) -> Snapshot:
+        return Snapshot(at, {}, {}, {"cpu0": cpu0, "cpu1": cpu1}, {"redis_commands": cmds})
+
+    phases = Phases()
+    phases.add("attack", snap(0.0, (0, 0), (0, 0), 1000), snap(1.0, (30, 100), (90, 100), 1500))
+    phases.add("attack", snap(5.0, (50, 200), (100, 200), 2000),
+               snap(6.0, (60, 300), (200, 300), 2100))
+    phases.add("attack", snap(9.0, (0, 0), (0, 0), -1), snap(9.0, (0, 0), (0, 0), 50))
+    report = phases.report()["attack"]
+    assert report["core_busy_pct"] == {"cpu0": 20.0, "cpu1": 95.0}
+    assert report["redis_commands_per_s"] == 300.0

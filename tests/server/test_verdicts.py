@@ -65,3 +65,18 @@ async def test_one_address_shares_its_searches_across_connections(
     finally:
         for client in (*clients, other):
             await client.close()
+
+
+async def test_the_solver_runs_in_the_background() -> None:
+    # A worker takes only CPU time the node's event loop leaves idle: Linux's idle
+    # scheduling class, read back from the worker process itself (the kernel's answer,
+    # not the pool's); its node's loop keeps the normal class.
+    import os
+
+    pool = VerdictPool(ServerConfig(verdict_workers=1), MemoryStore(), Metrics())
+    try:
+        policy = pool._pool().submit(os.sched_getscheduler, 0).result(timeout=60)
+    finally:
+        await pool.close()
+    assert policy == os.SCHED_IDLE
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
