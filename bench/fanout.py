@@ -141,9 +141,7 @@ async def _measure_probe(load: MoverProcess, probe: MoverProcess, watchers: Watc
     frames = await watchers.frames() - frames_before
     moves = load_r["moves"] + probe_r["moves"]
     players_got = load_r["frames"] + probe_r["frames"]
-    sent = {(seat, seq): t for seat, seq, t in load_r["sent"] + probe_r["sent"]}
-    rival = [t - sent[(seat, seq)] for seat, seq, t in probe_r["receipts"]
-             if (seat, seq) in sent]
+    rival = rival_delays(load_r["sent"] + probe_r["sent"], probe_r["receipts"])
     figures = _figures(moves, elapsed, probe_r["acks"], rival, frames, spectators, cpu,
                        user, sys_, players_got)
     figures.update({
@@ -205,6 +203,16 @@ async def _measure(players: list[Player], clocks: Clocks, watchers: Watchers, sp
         "watchers_cores": (cpu_seconds(watchers.pid) - watchers_before) / span,
     })
     return figures
+
+
+def rival_delays(sent: list[list[float]], receipts: list[list[float]]) -> list[float]:
+    """Seconds from each move's send to a rival's reading its ``Progress``: ``sent`` is
+    every mover process's (seat, seq, send time), ``receipts`` the probe's (seat, moves,
+    receive time), all on CLOCK_MONOTONIC; a receipt of no move sent in the window (the
+    warm-up's, say) is left out."""
+    when = {(int(seat), int(seq)): t for seat, seq, t in sent}
+    return [t - when[key] for seat, moves, t in receipts
+            if (key := (int(seat), int(moves))) in when]
 
 
 def _figures(moves: int, elapsed: float, acks: list[float], rival: list[float], frames: int,
