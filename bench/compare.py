@@ -219,6 +219,7 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
                   "bare broadcast, one frame per 16 ms tick" if tick else "bare broadcast", [
                       ("moves_per_s", "moves/s", "≥ 2,000"),
                       ("ack_p50_ms", "player ack p50 ms", ""),
+                      ("ack_mean_ms", "player ack mean ms (Little: in flight ÷ moves/s)", ""),
                       ("ack_p99_ms", "player ack p99 ms", "≤ 20 ms"),
                       ("frames_per_move_spectator", "frames per move per spectator", ""),
                       *_GENERATOR_KEYS])

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import statistics
 import time
 from collections.abc import Callable
 
@@ -223,6 +224,7 @@ def _figures(moves: int, elapsed: float, acks: list[float], rival: list[float], 
         "moves_per_s": moves / elapsed,
         "ack_p50_ms": median(acks) * 1e3,
         "ack_p99_ms": percentile(acks, 0.99) * 1e3,
+        "ack_mean_ms": statistics.fmean(acks) * 1e3 if acks else float("nan"),
         "rival_p50_ms": median(rival) * 1e3,
         "rival_p99_ms": percentile(rival, 0.99) * 1e3,
         "frames_per_move_spectator": frames / (moves * spectators) if moves else float("nan"),
