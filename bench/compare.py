@@ -225,7 +225,8 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
                       *_GENERATOR_KEYS])
         return await alternate(row, rounds, broadcast, memory, lambda c, s: spectated_room(
             c.url, c.port, s, c.pid, args.movers, args.spectators, seconds, 0.0,
-            args.fanout_window, args.players, args.probe_nice, args.pin), fresh=True)
+            args.fanout_window, args.players, args.probe_nice, args.pin, args.probe_fifo),
+            fresh=True)
     if name == "paced":
         row = Row(f"same room paced at {args.paced:g} moves/s", "bare broadcast", [
             ("cpu_us_per_frame", "CPU µs per frame delivered to a spectator", "≤ 8.9 µs"),
@@ -247,7 +248,8 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
         floor = lambda: servers.baseline("floor")  # noqa: E731
         return await alternate(row, rounds, broadcast, memory, lambda c, s: spectated_room(
             c.url, c.port, s, c.pid, args.movers, args.spectators, 2 * seconds, args.paced,
-            players=args.players, probe_nice=args.probe_nice, pin=args.pin),
+            players=args.players, probe_nice=args.probe_nice, pin=args.pin,
+            probe_fifo=args.probe_fifo),
             fresh=True, floor=None if args.no_floor else floor)
     if name == "conns":
         counts = [int(x) for x in args.conns.split(",")]
@@ -287,6 +289,9 @@ def main() -> None:
     parser.add_argument("--probe-nice", type=int, default=-5 if os.geteuid() == 0 else 0,
                         help="fan-out rows, --players probe: niceness added to the probe "
                         "pair's process (default -5 as root, else 0)")
+    parser.add_argument("--probe-fifo", action="store_true",
+                        help="fan-out rows, --players probe: the probe pair's process under "
+                        "SCHED_FIFO (root only): it runs as soon as a frame wakes it")
     parser.add_argument("--pin", action="store_true",
                         help="fan-out rows: the server on CPU 0, the load generator on CPU 1")
     parser.add_argument("--paced", type=float, default=16.0, help="paced row: room moves/s")
@@ -307,7 +312,8 @@ def main() -> None:
     print(f"\nload average before: {load_before}, after: {load_average()}; "
           f"{os.cpu_count()} CPUs; figures are medians over rounds; fan-out rows: "
           f"--players {args.players}"
-          + (f" (probe niceness {args.probe_nice:+d})" if args.players == "probe" else "")
+          + ((f" (probe niceness {args.probe_nice:+d}"
+              + (", SCHED_FIFO)" if args.probe_fifo else ")")) if args.players == "probe" else "")
           + (", pinned" if args.pin else "") + "\n")
     print("| row | baseline | solrace | solrace / baseline | target "
           "| baseline per round | solrace per round |")

@@ -44,16 +44,17 @@ LOAD_CPUS = (1,)  # … and the load generator's (every process of it)
 async def spectated_room(url: str, port: int, solrace: bool, pid: int, movers: int,
                          spectators: int, seconds: float, paced_rate: float,
                          window: int = 4, players: str = "probe", probe_nice: int = 0,
-                         pin: bool = False) -> dict[str, float]:
+                         pin: bool = False, probe_fifo: bool = False) -> dict[str, float]:
     """Run the room once (saturated when ``paced_rate`` is 0, else paced at that many
     moves/s in all) and return its figures. ``players``: ``probe`` (the probe pair in a
-    process of its own at niceness ``probe_nice``, the other movers raw in another:
+    process of its own at niceness ``probe_nice``, or real-time with ``probe_fifo``, the
+    other movers raw in another:
     ``bench/movers.py``) or ``bench`` (every mover a full player in this process, the
     way the rows were measured before 28 Nov 2026). ``pin``: the server on CPU 0, every
     process of the load generator on CPU 1 (a server machine and a clients' machine)."""
     if players == "probe":
         return await _probe_room(url, port, solrace, pid, movers, spectators, seconds,
-                                 paced_rate, window, probe_nice, pin)
+                                 paced_rate, window, probe_nice, pin, probe_fifo)
     if players != "bench":
         raise ValueError(f"players must be 'probe' or 'bench', not {players!r}")
     if pin:
@@ -76,7 +77,7 @@ async def spectated_room(url: str, port: int, solrace: bool, pid: int, movers: i
 
 async def _probe_room(url: str, port: int, solrace: bool, pid: int, movers: int,
                       spectators: int, seconds: float, paced_rate: float, window: int,
-                      probe_nice: int, pin: bool) -> dict[str, float]:
+                      probe_nice: int, pin: bool, probe_fifo: bool) -> dict[str, float]:
     """The room with the probe pair in a process of its own (see ``bench/movers.py``)."""
     if movers <= PROBE_PLAYERS:
         raise ValueError(f"the probe pair needs more than {PROBE_PLAYERS} movers in the room")
@@ -91,7 +92,8 @@ async def _probe_room(url: str, port: int, solrace: bool, pid: int, movers: int,
             code = await load.start()
             probe = MoverProcess("probe", url, solrace, PROBE_PLAYERS,
                                  first_seat=movers - PROBE_PLAYERS + 1, code=code,
-                                 room_size=movers, nice=probe_nice, cpus=cpus)
+                                 room_size=movers, nice=probe_nice, cpus=cpus,
+                                 fifo=probe_fifo)
             await probe.start()
             if "nocycle" in await asyncio.gather(load.ask("ready"), probe.ask("ready")):
                 continue  # the deal has no reversible pair: another room
@@ -149,6 +151,7 @@ async def _measure_probe(load: MoverProcess, probe: MoverProcess, watchers: Watc
         "load_ack_p99_ms": percentile(load_r["acks"], 0.99) * 1e3,
         "rival_samples": float(len(rival)),
         "probe_nice": float(probe_r["nice"]),
+        "probe_fifo": float(probe_r["fifo"]),
         **{f"{name}_cores": w.seconds / span for name, w in windows.items()},
     })
     figures["players_cores"] = figures["probe_cores"] + figures["load_cores"]

@@ -8,8 +8,9 @@ spectators' reader). Here the movers are split the way players are in the real w
 
 - ``--kind probe``: the **probe pair**, two full ``websockets`` players (``bench/players.py``:
   they decode every frame, as a real client does), alone in this process, optionally at a
-  raised priority (``--nice -5``, root only) and pinned (``--cpus``): a player on a
-  machine of its own. They time their own acks and every rival's ``Progress`` they read.
+  raised priority (``--nice -5``, or ``--fifo``: real-time, root only) and pinned
+  (``--cpus``): a player on a machine of its own. They time their own acks and every
+  rival's ``Progress`` they read.
 - ``--kind raw``: the **load**, the other movers as ``bench/rawws.py`` clients: moves are
   encoded and written straight to the transport; what comes back is not decoded, an ack
   is recognised by its tag bytes, so the load costs little and is rarely the limit.
@@ -20,7 +21,7 @@ process reports the (seat, seq, send time) of its moves and the parent joins the
 the probe's (seat, moves, receive time) of each ``Progress``.
 
     python -m bench.movers --kind raw|probe --url URL [--solrace] --count N
-        [--first-seat S] [--code CODE] [--nice N] [--cpus 0,1]
+        [--first-seat S] [--code CODE] [--nice N] [--fifo] [--cpus 0,1]
 
 connects and seats ``count`` movers (on solrace the first ``raw`` mover creates the room
 when no ``--code`` is given; on the bare baselines seats go in join order, so the parent
@@ -68,6 +69,7 @@ from .rawws import RawClient, client_frame
 
 ACK_TAG = b"\xa1t\xa1A"  # an ``Accepted``'s first key and tag, right after its map header
 DRAIN_S = 5.0  # after the window: moves still in flight get this long to be acknowledged
+FIFO_PRIORITY = 1  # ``--fifo``: the lowest real-time priority (above every normal task)
 RESULT_LIMIT = 1 << 27  # bytes of one reply line the parent accepts (send logs: ~30 B/move)
 
 
@@ -246,7 +248,7 @@ class Movers:
         return {"moves": count, "end": end, "acks": acks, "sent": sent,
                 "receipts": self.clocks.receipts,
                 "frames": self.frames[0] + sum(mv.frames for mv in self.raw),
-                "nice": os.nice(0)}
+                "nice": os.nice(0), "fifo": os.sched_getscheduler(0) == os.SCHED_FIFO}
 
     async def _paced(self, first: float, interval: float, deadline: float, slot: int,
                      slots: int) -> int:
@@ -332,7 +334,8 @@ class MoverProcess:
     by ``stop``: by its own handle, never by name)."""
 
     def __init__(self, kind: str, url: str, solrace: bool, count: int, first_seat: int = 1,
-                 code: str = "", room_size: int = 16, nice: int = 0, cpus: str = "") -> None:
+                 code: str = "", room_size: int = 16, nice: int = 0, cpus: str = "",
+                 fifo: bool = False) -> None:
         self.argv = ["--kind", kind, "--url", url, "--count", str(count),
                      "--first-seat", str(first_seat), "--room-size", str(room_size)]
         if solrace:
@@ -343,6 +346,8 @@ class MoverProcess:
             self.argv += ["--nice", str(nice)]
         if cpus:
             self.argv += ["--cpus", cpus]
+        if fifo:
+            self.argv.append("--fifo")
         self.proc: asyncio.subprocess.Process | None = None
 
     @property
@@ -414,7 +419,14 @@ def main() -> None:
     parser.add_argument("--nice", type=int, default=0,
                         help="niceness added to this process (negative: root only)")
     parser.add_argument("--cpus", default="", help="comma-separated CPUs to run on")
+    parser.add_argument("--fifo", action="store_true",
+                        help="run under SCHED_FIFO (root only): woken, it runs at once")
     args = parser.parse_args()
+    if args.fifo:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
+        except PermissionError:
+            print("bench.movers: cannot use SCHED_FIFO (not root)", file=sys.stderr)
     if args.nice:
         try:
             os.nice(args.nice)
