@@ -289,17 +289,27 @@ def main() -> None:
     parser.add_argument("--probe-nice", type=int, default=-5 if os.geteuid() == 0 else 0,
                         help="fan-out rows, --players probe: niceness added to the probe "
                         "pair's process (default -5 as root, else 0)")
-    parser.add_argument("--probe-fifo", action="store_true",
+    # A player on a machine of its own, as near as this machine gets (docs/BENCHMARKS.md
+    # "What a player on its own machine sees"): by default with the probe, as root on 2+
+    # CPUs; the old measurement (``--players bench``) stays unpinned unless asked.
+    parser.add_argument("--probe-fifo", action=argparse.BooleanOptionalAction, default=None,
                         help="fan-out rows, --players probe: the probe pair's process under "
-                        "SCHED_FIFO (root only): it runs as soon as a frame wakes it")
-    parser.add_argument("--pin", action="store_true",
-                        help="fan-out rows: the server on CPU 0, the load generator on CPU 1")
+                        "SCHED_FIFO (root only): it runs as soon as a frame wakes it "
+                        "(default: on with --players probe as root)")
+    parser.add_argument("--pin", action=argparse.BooleanOptionalAction, default=None,
+                        help="fan-out rows: the server on CPU 0, the load generator on CPU 1 "
+                        "(default: on with --players probe on 2+ CPUs)")
     parser.add_argument("--paced", type=float, default=16.0, help="paced row: room moves/s")
     parser.add_argument("--no-floor", action="store_true",
                         help="paced row: skip the floor baseline (plain transport.write)")
     parser.add_argument("--conns", default="5000,9000", help="idle connection counts")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
+    probe = args.players == "probe"
+    if args.pin is None:
+        args.pin = probe and len(os.sched_getaffinity(0)) >= 2
+    if args.probe_fifo is None:
+        args.probe_fifo = probe and os.geteuid() == 0
     load_before = load_average()
     run_with = asyncio.run
     try:

@@ -37,8 +37,15 @@ from .watchers import Watchers
 
 PROBE_PLAYERS = 2  # the probe pair: each times its own acks and the other movers' moves
 START_AHEAD_S = 0.2  # the run command reaches both mover processes before the window opens
-SERVER_CPUS = (0,)  # with ``pin``: the server's core …
-LOAD_CPUS = (1,)  # … and the load generator's (every process of it)
+
+
+def pinned_cpus() -> tuple[list[int], list[int]]:
+    """With ``pin``: the server's core (the first this process may use) and the load
+    generator's (the second), for every process of it."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise ValueError("pinning needs 2 CPUs: one for the server, one for the load")
+    return cpus[:1], cpus[1:2]
 
 
 async def spectated_room(url: str, port: int, solrace: bool, pid: int, movers: int,
@@ -58,13 +65,15 @@ async def spectated_room(url: str, port: int, solrace: bool, pid: int, movers: i
     if players != "bench":
         raise ValueError(f"players must be 'probe' or 'bench', not {players!r}")
     if pin:
-        set_cpus(pid, SERVER_CPUS)
-        set_cpus(os.getpid(), LOAD_CPUS)
+        server_cpus, load_cpus = pinned_cpus()
+        own = sorted(os.sched_getaffinity(0))
+        set_cpus(pid, server_cpus)
+        set_cpus(os.getpid(), load_cpus)
     clocks = Clocks()
     room, code = await room_of_players(url, movers, solrace, clocks)
     async with Watchers(port, code, spectators) as watchers:
         if pin:
-            set_cpus(watchers.pid, LOAD_CPUS)
+            set_cpus(watchers.pid, load_cpus)
         try:
             return await _measure(room, clocks, watchers, spectators, seconds, paced_rate,
                                   window, pid)
@@ -72,7 +81,7 @@ async def spectated_room(url: str, port: int, solrace: bool, pid: int, movers: i
             for p in room:
                 await p.ws.close()
             if pin:
-                set_cpus(os.getpid(), range(os.cpu_count() or 1))
+                set_cpus(os.getpid(), own)
 
 
 async def _probe_room(url: str, port: int, solrace: bool, pid: int, movers: int,
@@ -81,9 +90,11 @@ async def _probe_room(url: str, port: int, solrace: bool, pid: int, movers: int,
     """The room with the probe pair in a process of its own (see ``bench/movers.py``)."""
     if movers <= PROBE_PLAYERS:
         raise ValueError(f"the probe pair needs more than {PROBE_PLAYERS} movers in the room")
-    cpus = ",".join(map(str, LOAD_CPUS)) if pin else ""
+    cpus = ""
     if pin:
-        set_cpus(pid, SERVER_CPUS)
+        server_cpus, load_cpus = pinned_cpus()
+        cpus = ",".join(map(str, load_cpus))
+        set_cpus(pid, server_cpus)
     for _ in range(DEAL_TRIES):
         load = MoverProcess("raw", url, solrace, movers - PROBE_PLAYERS, room_size=movers,
                             cpus=cpus)
@@ -99,7 +110,7 @@ async def _probe_room(url: str, port: int, solrace: bool, pid: int, movers: int,
                 continue  # the deal has no reversible pair: another room
             async with Watchers(port, code, spectators) as watchers:
                 if pin:
-                    set_cpus(watchers.pid, LOAD_CPUS)
+                    set_cpus(watchers.pid, load_cpus)
                 return await _measure_probe(load, probe, watchers, pid, movers, spectators,
                                             seconds, paced_rate, window)
         finally:
