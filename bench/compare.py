@@ -46,6 +46,15 @@ from bench.cpu import load_average
 from bench.fanout import spectated_room
 from bench.movepath import ack_latency, saturated
 
+# The fan-out rows' load generator, shown so a reader sees when it is the limit: cores
+# busy over the window, of the server and of each load process (``players``: the probe
+# pair and the raw movers together, or this process when ``--players bench``).
+_GENERATOR_KEYS = [
+    ("load_ack_p99_ms", "the raw movers' own ack p99 ms (the load, not the probe)", ""),
+    ("server_cores", "server cores busy", ""),
+    ("probe_cores", "probe pair's process cores busy", ""),
+    ("players_cores", "movers' processes cores busy (all)", ""),
+    ("watchers_cores", "spectators' process cores busy", "")]
 ROWS = ("ack", "ack-redis", "cpu", "redis", "fanout", "fanout-tick", "paced", "conns")
 Measure = Callable[[servers.Child, bool], Awaitable[dict[str, Any]]]
 
@@ -69,20 +78,20 @@ class Row:
         """Markdown table lines: label, baseline, solrace, ratio, target, per round."""
         out = []
         for key, label, target in self.keys:
-            b = _median([r[key] for r in self.baseline])
-            s = _median([r[key] for r in self.solrace])
+            b = _median([r.get(key, math.nan) for r in self.baseline])
+            s = _median([r.get(key, math.nan) for r in self.solrace])
             ratio = s / b if b and not math.isnan(b) and isinstance(s, float) else float("nan")
-            rounds = " / ".join(_fmt(r[key]) for r in self.solrace)
-            base_rounds = " / ".join(_fmt(r[key]) for r in self.baseline)
+            rounds = " / ".join(_fmt(r.get(key, math.nan)) for r in self.solrace)
+            base_rounds = " / ".join(_fmt(r.get(key, math.nan)) for r in self.baseline)
             out.append(f"| {self.name}: {label} | {_fmt(b)} | {_fmt(s)} | {_fmt(ratio, 2)} "
                        f"| {target} | {base_rounds} | {rounds} |")
         for key, label, _ in self.keys:
             if key not in self.floor_keys or not self.floor:
                 continue
-            f = _median([r[key] for r in self.floor])
-            b = _median([r[key] for r in self.baseline])
-            s = _median([r[key] for r in self.solrace])
-            floor_rounds = " / ".join(_fmt(r[key]) for r in self.floor)
+            f = _median([r.get(key, math.nan) for r in self.floor])
+            b = _median([r.get(key, math.nan) for r in self.baseline])
+            s = _median([r.get(key, math.nan) for r in self.solrace])
+            floor_rounds = " / ".join(_fmt(r.get(key, math.nan)) for r in self.floor)
             for who, value in ((self.baseline_name, b), ("solrace", s)):
                 ratio = value / f if f and not math.isnan(f) else float("nan")
                 out.append(f"| {self.name}: {label}, {who} vs {self.floor_name} | {_fmt(f)} "
@@ -210,11 +219,14 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
                   "bare broadcast, one frame per 16 ms tick" if tick else "bare broadcast", [
                       ("moves_per_s", "moves/s", "≥ 2,000"),
                       ("ack_p50_ms", "player ack p50 ms", ""),
+                      ("ack_mean_ms", "player ack mean ms (Little: in flight ÷ moves/s)", ""),
                       ("ack_p99_ms", "player ack p99 ms", "≤ 20 ms"),
-                      ("frames_per_move_spectator", "frames per move per spectator", "")])
+                      ("frames_per_move_spectator", "frames per move per spectator", ""),
+                      *_GENERATOR_KEYS])
         return await alternate(row, rounds, broadcast, memory, lambda c, s: spectated_room(
             c.url, c.port, s, c.pid, args.movers, args.spectators, seconds, 0.0,
-            args.fanout_window), fresh=True)
+            args.fanout_window, args.players, args.probe_nice, args.pin, args.probe_fifo),
+            fresh=True)
     if name == "paced":
         row = Row(f"same room paced at {args.paced:g} moves/s", "bare broadcast", [
             ("cpu_us_per_frame", "CPU µs per frame delivered to a spectator", "≤ 8.9 µs"),
@@ -226,13 +238,18 @@ async def _row(name: str, args: argparse.Namespace, redis: servers.Redis | None,
             ("cpu_sys_us_per_frame", "system CPU µs per spectator frame (stime)", ""),
             ("cpu_us_per_any_frame", "CPU µs per frame sent, players' frames counted too",
              ""),
-            ("player_frames_per_move", "frames to the players per move (ack, rivals')", "")],
+            ("player_frames_per_move", "frames to the players per move (ack, rivals')", ""),
+            ("rival_p50_ms", "a rival sees a move, p50 ms", ""),
+            ("rival_samples", "rivals' Progress timed", ""),
+            *_GENERATOR_KEYS],
             floor_name="floor (plain transport.write loop)",
             floor_keys=["cpu_us_per_frame", "cpu_user_us_per_frame", "cpu_sys_us_per_frame",
                         "cpu_us_per_any_frame", "rival_p99_ms"])
         floor = lambda: servers.baseline("floor")  # noqa: E731
         return await alternate(row, rounds, broadcast, memory, lambda c, s: spectated_room(
-            c.url, c.port, s, c.pid, args.movers, args.spectators, 2 * seconds, args.paced),
+            c.url, c.port, s, c.pid, args.movers, args.spectators, 2 * seconds, args.paced,
+            players=args.players, probe_nice=args.probe_nice, pin=args.pin,
+            probe_fifo=args.probe_fifo),
             fresh=True, floor=None if args.no_floor else floor)
     if name == "conns":
         counts = [int(x) for x in args.conns.split(",")]
@@ -265,12 +282,34 @@ def main() -> None:
     parser.add_argument("--spectators", type=int, default=1000, help="fan-out rows")
     parser.add_argument("--fanout-window", type=int, default=4,
                         help="saturated fan-out rows: moves each mover keeps in flight")
+    parser.add_argument("--players", choices=["probe", "bench"], default="probe",
+                        help="fan-out rows: 'probe' (default): the timed pair in a process of "
+                        "its own, the other movers raw in another; 'bench': all movers full "
+                        "players in this process (the measurement before 28 Nov 2026)")
+    parser.add_argument("--probe-nice", type=int, default=-5 if os.geteuid() == 0 else 0,
+                        help="fan-out rows, --players probe: niceness added to the probe "
+                        "pair's process (default -5 as root, else 0)")
+    # A player on a machine of its own, as near as this machine gets (docs/BENCHMARKS.md
+    # "What a player on its own machine sees"): by default with the probe, as root on 2+
+    # CPUs; the old measurement (``--players bench``) stays unpinned unless asked.
+    parser.add_argument("--probe-fifo", action=argparse.BooleanOptionalAction, default=None,
+                        help="fan-out rows, --players probe: the probe pair's process under "
+                        "SCHED_FIFO (root only): it runs as soon as a frame wakes it "
+                        "(default: on with --players probe as root)")
+    parser.add_argument("--pin", action=argparse.BooleanOptionalAction, default=None,
+                        help="fan-out rows: the server on CPU 0, the load generator on CPU 1 "
+                        "(default: on with --players probe on 2+ CPUs)")
     parser.add_argument("--paced", type=float, default=16.0, help="paced row: room moves/s")
     parser.add_argument("--no-floor", action="store_true",
                         help="paced row: skip the floor baseline (plain transport.write)")
     parser.add_argument("--conns", default="5000,9000", help="idle connection counts")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args()
+    probe = args.players == "probe"
+    if args.pin is None:
+        args.pin = probe and len(os.sched_getaffinity(0)) >= 2
+    if args.probe_fifo is None:
+        args.probe_fifo = probe and os.geteuid() == 0
     load_before = load_average()
     run_with = asyncio.run
     try:
@@ -281,7 +320,11 @@ def main() -> None:
         pass
     rows = run_with(run(args))
     print(f"\nload average before: {load_before}, after: {load_average()}; "
-          f"{os.cpu_count()} CPUs; figures are medians over rounds\n")
+          f"{os.cpu_count()} CPUs; figures are medians over rounds; fan-out rows: "
+          f"--players {args.players}"
+          + ((f" (probe niceness {args.probe_nice:+d}"
+              + (", SCHED_FIFO)" if args.probe_fifo else ")")) if args.players == "probe" else "")
+          + (", pinned" if args.pin else "") + "\n")
     print("| row | baseline | solrace | solrace / baseline | target "
           "| baseline per round | solrace per round |")
     print("|---|---:|---:|---:|---|---|---|")

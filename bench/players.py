@@ -78,10 +78,14 @@ def median(samples: list[float]) -> float:
 @dataclass
 class Clocks:
     """Send times shared by the players of one run, so a rival's ``Progress`` is timed
-    from the moment the mover sent the move (all players live in this process)."""
+    from the moment the mover sent the move (all players live in this process). Times
+    are ``time.monotonic()``: CLOCK_MONOTONIC, the same clock in every process."""
 
     sent: dict[tuple[int, int], float] = field(default_factory=dict)  # (seat, seq) -> time
     rival: list[float] = field(default_factory=list)  # seconds, send -> rival's Progress
+    # When a list: every rival's ``Progress`` read, as (seat, moves, receive time), for
+    # moves sent by another process (``bench/movers.py``: joined with its send times).
+    receipts: list[tuple[int, int, float]] | None = None
 
 
 class Player:
@@ -142,14 +146,14 @@ class Player:
 
     def _move_frame(self) -> bytes:
         self.seq += 1
-        now = time.perf_counter()
+        now = time.monotonic()
         self.sent.append(now)
         self.clocks.sent[(self.seat, self.seq)] = now
         return encode(m.Move(seq=self.seq, move=self.cycle[(self.seq - 1) % 2]))
 
     def _received(self, frame: bytes) -> bool:
         """Account for one frame; True when it acknowledged one of this player's moves."""
-        now = time.perf_counter()
+        now = time.monotonic()
         message = decode_server(frame)
         if isinstance(message, m.Accepted):
             # Acks come in the order the moves were sent (one connection, judged in
@@ -161,6 +165,8 @@ class Player:
             started = self.clocks.sent.get((message.seat, message.moves))
             if started is not None and message.seat != self.seat:
                 self.clocks.rival.append(now - started)
+            if self.clocks.receipts is not None and message.seat != self.seat:
+                self.clocks.receipts.append((message.seat, message.moves, now))
         elif isinstance(message, m.Rejected | m.Error | m.Closing):
             raise RuntimeError(f"bench player got {message}")
         return False
@@ -175,7 +181,7 @@ class Player:
         """Keep ``window`` moves in flight until ``deadline``; acks received."""
         acked = in_flight = 0
         while True:
-            while in_flight < window and time.perf_counter() < deadline:
+            while in_flight < window and time.monotonic() < deadline:
                 await self.ws.send(self._move_frame())
                 in_flight += 1
             if in_flight == 0:
@@ -190,7 +196,7 @@ class Player:
         sent = 0
         due = first
         while due < deadline:
-            while (wait := due - time.perf_counter()) > 0:
+            while (wait := due - time.monotonic()) > 0:
                 try:
                     frame = await asyncio.wait_for(self.ws.recv(), wait)
                 except TimeoutError:

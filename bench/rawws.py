@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from protocol import decode_server, encode
 from protocol import messages as m
@@ -55,6 +55,9 @@ class RawClient(asyncio.Protocol):
         self.bytes = 0
         self.arrived = asyncio.Event()  # set at each counted frame (tests wait on it)
         self.closed = False
+        # Called with (buffer, start, end) for each counted frame's payload (a subclass
+        # that looks at what it received: ``bench/movers.py``); None for spectators.
+        self.on_frame: Callable[[bytearray, int, int], None] | None = None
 
     @classmethod
     async def open(cls, port: int, setup: Sequence[bytes], nonce: int,
@@ -123,6 +126,8 @@ class RawClient(asyncio.Protocol):
                 self.frames += 1
                 self.bytes += n
                 self.arrived.set()
+                if self.on_frame is not None:
+                    self.on_frame(buf, start, pos)
             elif opcode == OP_PING:
                 self._send(client_frame(bytes(buf[start:pos]), OP_PONG))
             elif opcode == OP_CLOSE:

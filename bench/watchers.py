@@ -68,6 +68,12 @@ class Watchers:
             raise RuntimeError(f"spectators did not join: {line!r}")
         return self
 
+    @property
+    def pid(self) -> int:
+        """The spectators' process id (its CPU is read from /proc: the load generator's)."""
+        assert self.proc is not None
+        return self.proc.pid
+
     async def _line(self, within_s: float) -> str:
         assert self.proc is not None and self.proc.stdout is not None
         return (await asyncio.wait_for(self.proc.stdout.readline(), within_s)).decode().strip()

@@ -13,6 +13,8 @@ from websockets.asyncio.server import serve
 
 from bench.baselines import broadcast_handler
 from bench.cpu import cpu_seconds, rss_bytes
+from bench.fanout import rival_delays
+from bench.movers import Movers
 from bench.profile import component
 from bench.rawws import OP_BINARY, RawClient, client_frame
 from protocol import decode_server, encode
@@ -80,3 +82,55 @@ def test_profile_samples_go_to_the_work_asked_for() -> None:
                    "StreamWriter.writelines (asyncio/streams.py:346)"]
     assert component(redis_write).startswith("redis-py client")
     assert component(["Runner.run (asyncio/runners.py:118)"]) == "asyncio / uvloop event loop"
+
+
+def test_rival_delays_join_sends_of_any_process_with_the_probes_receipts() -> None:
+    # (seat, seq, sent) from two processes; (seat, moves, read) by the probe's rivals.
+    sent = [[1, 1, 10.0], [1, 2, 10.5], [3, 1, 11.0]]
+    receipts = [[1, 1, 10.004], [3, 1, 11.25], [1, 2, 10.502], [2, 7, 12.0]]
+    delays = rival_delays(sent, receipts)
+    assert delays == pytest.approx([0.004, 0.25, 0.002])  # (2, 7) was never sent: left out
+
+
+async def test_raw_movers_and_the_probe_pair_play_one_room() -> None:
+    """Two raw movers (seats 1, 2) and the probe pair (seats 3, 4) on the broadcast
+    baseline: every move a raw mover writes is acknowledged and recognised as such by its
+    tag, and each probe player reads the ``Progress`` of every move of every other seat,
+    which the cross-process join matches to the move's send."""
+    async with serve(broadcast_handler(), "127.0.0.1", 0, compression=None) as server:
+        url = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        load, probe = Movers("raw", solrace=False), Movers("probe", solrace=False)
+        try:
+            code = await load.join(url, 2, 1, "")
+            assert code == "BENCH" and [mv.seat for mv in load.raw] == [1, 2]
+            await probe.join(url, 2, 3, code)
+            assert [p.seat for p in probe.players] == [3, 4]
+            assert await load.ready() == "started" and await probe.ready() == "started"
+            assert await load.warm() == "warm" and await probe.warm() == "warm"
+            for _ in range(3):  # three moves per raw mover, two per probe player
+                for mover in load.raw:
+                    mover.move()
+                    await asyncio.wait_for(mover.idle.wait(), 5)
+            for player in probe.players:
+                for _ in range(2):
+                    await player.one_move()
+            assert [len(mv.acks) for mv in load.raw] == [3, 3]
+            assert [mv.seq for mv in load.raw] == [4, 4]  # the warm-up's move, then three
+            # each probe player sees 6 raw moves and its partner's 2: 8 Progress each
+            receipts = probe.clocks.receipts
+            assert receipts is not None
+            for player in probe.players:
+                while sum(1 for r in receipts if r[0] != player.seat) < 14:
+                    player._received(await asyncio.wait_for(player.ws.recv(), 5))
+            sent = [list(e) for mv in load.raw for e in mv.log]
+            sent += [[seat, seq, t] for (seat, seq), t in probe.clocks.sent.items()]
+            assert len(sent) == 6 + 4
+            delays = rival_delays(sent, [list(r) for r in receipts])
+            assert len(delays) == 16 and all(d > 0 for d in delays)
+            expected = [(seat, seq) for seat in (1, 2) for seq in (2, 3, 4)]
+            expected += [(seat, seq) for seat in (3, 4) for seq in (2, 3)]
+            assert sorted({(r[0], r[1]) for r in receipts}) == expected
+        finally:
+            for player in probe.players:
+                await player.ws.close()
+            load.close()
