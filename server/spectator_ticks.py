@@ -193,6 +193,13 @@ class SpectatorTicks(Generic[M]):
         self.due: list[Diff] = []
         self.timer: asyncio.Handle | None = None
         self.last = float("-inf")
+        # A full tick (``spectator_tick_max``) that came while the last one was still
+        # going out: it goes out when that one is out, at its last slice, not by writing
+        # the rest of the last one in one callback (at saturation, with 1,000
+        # spectators, that held every player's frame 10-15 ms). At most one waits: a
+        # second full tick meanwhile finishes the two ahead of it at once (``flush``), so
+        # a room holds at most two ticks' moves besides the one going out.
+        self.sealed: tuple[list[ev.Moved], list[Diff]] | None = None
         # The tick going out and the spectators still to be served it, slice by slice.
         self.current: _Tick | None = None
         self.writes: deque[M] = deque()
@@ -223,9 +230,30 @@ class SpectatorTicks(Generic[M]):
         for nothing), else when it will have; at once at ``spectator_tick_max`` moves.
         The interval counts from the last tick's last write, not its start, so however
         long a tick takes to write, the players get the loop for at least as long
-        between two ticks (a busy room's spectators get fewer, fuller frames)."""
-        if len(self.moves) + len(self.due) >= self.config.spectator_tick_max:
-            self.flush()
+        between two ticks (a busy room's spectators get fewer, fuller frames). A full
+        tick that comes while the last is still going out waits for that one's last
+        slice (``sealed``); a second one meanwhile flushes (the two ahead go out at once)."""
+        full = len(self.moves) + len(self.due) >= self.config.spectator_tick_max
+        if self.sealed is not None:
+            if self.writes:
+                if full:  # a second full tick: the bound on what a room holds
+                    self.flush()
+                return
+            moves, due = self.sealed  # the tick ahead is out: the full one goes now
+            self.sealed = None
+            self._send(moves, due)
+            if self.writes or not (self.moves or self.due):
+                return  # (its last slice schedules what came since)
+            full = len(self.moves) + len(self.due) >= self.config.spectator_tick_max
+        if full:
+            if not self.writes:
+                self.flush()
+                return
+            self.sealed = (self.moves, self.due)
+            self.moves, self.due = [], []
+            if self.timer is not None:  # the last slice of the tick ahead schedules
+                self.timer.cancel()
+                self.timer = None
             return
         if self.timer is not None or self.room.closed or self.writes:
             return  # the last slice of the tick going out schedules the next (write_slice)
@@ -244,7 +272,12 @@ class SpectatorTicks(Generic[M]):
         the next is flushed is finished first; a room's other events flush the tick
         first (``Room._on_event``), so they follow its moves."""
         if self.writes:  # the last tick is still going out: finish it first
-            self.write_slice(len(self.writes))
+            self._finish()
+        if self.sealed is not None:  # then the full one that waited for it
+            moves, due = self.sealed
+            self.sealed = None
+            self._send(moves, due)
+            self._finish()
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -252,6 +285,15 @@ class SpectatorTicks(Generic[M]):
         if not moves and not due:
             return
         self.moves, self.due = [], []
+        self._send(moves, due)
+
+    def _finish(self) -> None:
+        """Serve the tick going out to every spectator still queued for it, now."""
+        self.write_slice(len(self.writes), finishing=True)
+
+    def _send(self, moves: list[ev.Moved], due: list[Diff]) -> None:
+        """Build the tick of ``moves`` and ``due`` once for all (``_Tick``), queue the
+        spectators and serve the first slice (``flush``)."""
         self.last = asyncio.get_running_loop().time()
         room = self.room
         spectators = room._grouped()[2]  # a new list at each change: never mutated
@@ -349,7 +391,7 @@ class SpectatorTicks(Generic[M]):
         if out or kept:
             member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
 
-    def write_slice(self, count: int | None = None) -> None:
+    def write_slice(self, count: int | None = None, finishing: bool = False) -> None:
         """Serve the tick to the next ``count`` spectators queued for it (None: ``slice``,
         ``TICK_WRITE_SLICE``) and schedule the rest for the next loop iteration. The
         cohort's members (class docstring) were judged at the flush: each gets the
@@ -385,7 +427,8 @@ class SpectatorTicks(Generic[M]):
             return
         self.current = None
         self.last = loop.time()  # the tick is out: the next one counts from here
-        if self.moves or self.due:
+        # (``finishing``: ``flush`` goes on with what waits itself)
+        if not finishing and (self.moves or self.due or self.sealed is not None):
             self.schedule()
 
     def _serve(self, tick: _Tick, batch: list[M]) -> None:

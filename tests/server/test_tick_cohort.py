@@ -84,13 +84,15 @@ STEPS = st.tuples(st.sampled_from(KINDS), st.integers(0, 5))
 # gap of seat 2 filled (as a delayed room's lost diff falling due).
 
 
-async def _play(steps: list[tuple[str, int]], cohorts: bool, spectators: int, size: int
+async def _play(steps: list[tuple[str, int]], cohorts: bool, spectators: int, size: int,
+                tick_max: int = 256
                 ) -> tuple[list[Any], Room, dict[int, list[ev.Moved]], dict[int, int],
                            set[int]]:
     """Run ``steps`` on a fresh room; per spectator (in the order they came) what it was
     sent, its filters and closes. Also the room, the events, the highest seq delivered
-    per seat and the spectators that left."""
-    room, events, _ = await _race()
+    per seat and the spectators that left. ``tick_max``: ``spectator_tick_max`` (small:
+    full ticks come while others are going out, and wait for them)."""
+    room, events, _ = await _race(spectator_tick_max=tick_max)
     room._ticks.cohorts = cohorts
     room._ticks.slice = size  # a tick left half out between two steps
     watchers: list[tuple[Watcher, Member]] = []
@@ -181,12 +183,12 @@ def _progress_by_seat(sent: list[Any]) -> dict[int, list[int]]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(STEPS, min_size=20, max_size=80), spectators=st.integers(2, 8),
-       size=st.integers(1, 2))
+       size=st.integers(1, 2), tick_max=st.sampled_from([2, 3, 256]))
 def test_a_spectator_gets_the_same_frames_with_or_without_the_cohort(
-        steps: list[tuple[str, int]], spectators: int, size: int) -> None:
+        steps: list[tuple[str, int]], spectators: int, size: int, tick_max: int) -> None:
     async def run() -> tuple[Any, ...]:
-        with_cohort = await _play(steps, True, spectators, size)
-        without = await _play(steps, False, spectators, size)
+        with_cohort = await _play(steps, True, spectators, size, tick_max)
+        without = await _play(steps, False, spectators, size, tick_max)
         return with_cohort, without
 
     (got, room, events, delivered, left), (expected, plain, _, _, _) = asyncio.run(run())
@@ -203,6 +205,9 @@ def test_a_spectator_gets_the_same_frames_with_or_without_the_cohort(
     for sent, *_rest in got:
         for moves in _progress_by_seat(sent).values():
             assert moves == sorted(set(moves))  # increasing: none twice, none back
+        for message in sent:  # a frame holds one tick: never more moves than a full one
+            if isinstance(message, Diffs):
+                assert len([d for d in message.diffs if hasattr(d, "move")]) <= tick_max
     # what the cohort holds is what each of its members would hold on its own
     for member in room._ticks.cohort:
         assert member.cohort and member.pending is None and not member.boards_hidden
