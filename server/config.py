@@ -192,8 +192,9 @@ class ServerConfig:
     # the tick, so a busy room costs each spectator at most ~60 frames/s whatever its
     # move rate (Colyseus patches every 16 ms; a screen refreshes at 60 Hz).
     spectator_tick_ms: int = 16
-    # Moves one tick holds at most: then it goes out at once. Keeps a frame small
-    # (~60 bytes a move: ~16 KiB) when the loop falls behind its timer.
+    # Moves one tick holds at most: then it goes out at once (or, if the last tick is
+    # still going out, at that one's last slice: at most one full tick waits so). Keeps a
+    # frame small (~60 bytes a move: ~16 KiB) when the loop falls behind its timer.
     spectator_tick_max: int = 256
 
     # -- deadlines (in the store; every node sweeps them: docs/SERVER.md, "Deadlines")
