@@ -193,13 +193,14 @@ class SpectatorTicks(Generic[M]):
         self.due: list[Diff] = []
         self.timer: asyncio.Handle | None = None
         self.last = float("-inf")
-        # A full tick (``spectator_tick_max``) that came while the last one was still
-        # going out: it goes out when that one is out, at its last slice, not by writing
-        # the rest of the last one in one callback (at saturation, with 1,000
-        # spectators, that held every player's frame 10-15 ms). At most one waits: a
-        # second full tick meanwhile finishes the two ahead of it at once (``flush``), so
-        # a room holds at most two ticks' moves besides the one going out.
-        self.sealed: tuple[list[ev.Moved], list[Diff]] | None = None
+        # Full ticks (``spectator_tick_max``) that came while the last one was still
+        # going out, in order: the first goes out at that one's last slice, rather than
+        # the rest of it being written in one callback (at saturation, with 1,000
+        # spectators, that held every player's frame 10-15 ms). At most
+        # ``spectator_ticks_waiting``; one more sends them all at once (``flush``). While
+        # any wait, a slice serves one ``slice`` more spectators per waiting tick, so
+        # the queue drains faster as it grows.
+        self.waiting: deque[tuple[list[ev.Moved], list[Diff]]] = deque()
         # The tick going out and the spectators still to be served it, slice by slice.
         self.current: _Tick | None = None
         self.writes: deque[M] = deque()
@@ -232,30 +233,21 @@ class SpectatorTicks(Generic[M]):
         long a tick takes to write, the players get the loop for at least as long
         between two ticks (a busy room's spectators get fewer, fuller frames). A full
         tick that comes while the last is still going out waits for that one's last
-        slice (``sealed``); a second one meanwhile flushes (the two ahead go out at once)."""
-        full = len(self.moves) + len(self.due) >= self.config.spectator_tick_max
-        if self.sealed is not None:
-            if self.writes:
-                if full:  # a second full tick: the bound on what a room holds
-                    self.flush()
-                return
-            moves, due = self.sealed  # the tick ahead is out: the full one goes now
-            self.sealed = None
+        slice (``waiting``); one past ``spectator_ticks_waiting`` flushes them all."""
+        while self.waiting and not self.writes:  # the tick ahead is out: the next goes
+            moves, due = self.waiting.popleft()
             self._send(moves, due)
-            if self.writes or not (self.moves or self.due):
-                return  # (its last slice schedules what came since)
-            full = len(self.moves) + len(self.due) >= self.config.spectator_tick_max
-        if full:
-            if not self.writes:
-                self.flush()
+        if len(self.moves) + len(self.due) >= self.config.spectator_tick_max:
+            if not self.writes or len(self.waiting) >= self.config.spectator_ticks_waiting:
+                self.flush()  # (past the bound: everything out at once)
                 return
-            self.sealed = (self.moves, self.due)
+            self.waiting.append((self.moves, self.due))
             self.moves, self.due = [], []
             if self.timer is not None:  # the last slice of the tick ahead schedules
                 self.timer.cancel()
                 self.timer = None
             return
-        if self.timer is not None or self.room.closed or self.writes:
+        if self.timer is not None or self.room.closed or self.writes or self.waiting:
             return  # the last slice of the tick going out schedules the next (write_slice)
         loop = asyncio.get_running_loop()
         wait = self.last + self.config.spectator_tick_ms / 1000 - loop.time()
@@ -273,9 +265,8 @@ class SpectatorTicks(Generic[M]):
         first (``Room._on_event``), so they follow its moves."""
         if self.writes:  # the last tick is still going out: finish it first
             self._finish()
-        if self.sealed is not None:  # then the full one that waited for it
-            moves, due = self.sealed
-            self.sealed = None
+        while self.waiting:  # then the full ones that waited for it, in order
+            moves, due = self.waiting.popleft()
             self._send(moves, due)
             self._finish()
         if self.timer is not None:
@@ -415,7 +406,7 @@ class SpectatorTicks(Generic[M]):
         writes = self.writes
         tick = self.current
         if count is None:
-            count = self.slice
+            count = self.slice * (1 + len(self.waiting))
         if tick is None:  # nothing queued (the room went while a tick was going out)
             writes.clear()
             self.unserved.clear()
@@ -428,7 +419,7 @@ class SpectatorTicks(Generic[M]):
         self.current = None
         self.last = loop.time()  # the tick is out: the next one counts from here
         # (``finishing``: ``flush`` goes on with what waits itself)
-        if not finishing and (self.moves or self.due or self.sealed is not None):
+        if not finishing and (self.moves or self.due or self.waiting):
             self.schedule()
 
     def _serve(self, tick: _Tick, batch: list[M]) -> None:
