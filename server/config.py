@@ -192,16 +192,9 @@ class ServerConfig:
     # the tick, so a busy room costs each spectator at most ~60 frames/s whatever its
     # move rate (Colyseus patches every 16 ms; a screen refreshes at 60 Hz).
     spectator_tick_ms: int = 16
-    # Moves one tick holds at most: then it goes out at once (or, if the last tick is
-    # still going out, at that one's last slice: spectator_ticks_waiting). Keeps a
-    # frame small (~60 bytes a move: ~16 KiB) when the loop falls behind its timer.
+    # Moves one tick holds at most: then it goes out at once. Keeps a frame small
+    # (~60 bytes a move: ~16 KiB) when the loop falls behind its timer.
     spectator_tick_max: int = 256
-    # Full ticks that may wait while the last one is still going out (then all go out at
-    # once). Bounds what a saturated room holds for its spectators at (1 + this) x
-    # spectator_tick_max moves (~1,300 events, a few hundred KiB); while ticks wait, each
-    # slice serves one TICK_WRITE_SLICE more spectators per waiting tick, so the queue
-    # drains faster as it grows instead of reaching the bound at saturation.
-    spectator_ticks_waiting: int = 4
 
     # -- deadlines (in the store; every node sweeps them: docs/SERVER.md, "Deadlines")
     sweep_interval_s: float = 0.25  # how late a deadline armed on another node may fire

@@ -193,14 +193,6 @@ class SpectatorTicks(Generic[M]):
         self.due: list[Diff] = []
         self.timer: asyncio.Handle | None = None
         self.last = float("-inf")
-        # Full ticks (``spectator_tick_max``) that came while the last one was still
-        # going out, in order: the first goes out at that one's last slice, rather than
-        # the rest of it being written in one callback (at saturation, with 1,000
-        # spectators, that held every player's frame 10-15 ms). At most
-        # ``spectator_ticks_waiting``; one more sends them all at once (``flush``). While
-        # any wait, a slice serves one ``slice`` more spectators per waiting tick, so
-        # the queue drains faster as it grows.
-        self.waiting: deque[tuple[list[ev.Moved], list[Diff]]] = deque()
         # The tick going out and the spectators still to be served it, slice by slice.
         self.current: _Tick | None = None
         self.writes: deque[M] = deque()
@@ -231,23 +223,11 @@ class SpectatorTicks(Generic[M]):
         for nothing), else when it will have; at once at ``spectator_tick_max`` moves.
         The interval counts from the last tick's last write, not its start, so however
         long a tick takes to write, the players get the loop for at least as long
-        between two ticks (a busy room's spectators get fewer, fuller frames). A full
-        tick that comes while the last is still going out waits for that one's last
-        slice (``waiting``); one past ``spectator_ticks_waiting`` flushes them all."""
-        while self.waiting and not self.writes:  # the tick ahead is out: the next goes
-            moves, due = self.waiting.popleft()
-            self._send(moves, due)
+        between two ticks (a busy room's spectators get fewer, fuller frames)."""
         if len(self.moves) + len(self.due) >= self.config.spectator_tick_max:
-            if not self.writes or len(self.waiting) >= self.config.spectator_ticks_waiting:
-                self.flush()  # (past the bound: everything out at once)
-                return
-            self.waiting.append((self.moves, self.due))
-            self.moves, self.due = [], []
-            if self.timer is not None:  # the last slice of the tick ahead schedules
-                self.timer.cancel()
-                self.timer = None
+            self.flush()
             return
-        if self.timer is not None or self.room.closed or self.writes or self.waiting:
+        if self.timer is not None or self.room.closed or self.writes:
             return  # the last slice of the tick going out schedules the next (write_slice)
         loop = asyncio.get_running_loop()
         wait = self.last + self.config.spectator_tick_ms / 1000 - loop.time()
@@ -264,11 +244,7 @@ class SpectatorTicks(Generic[M]):
         the next is flushed is finished first; a room's other events flush the tick
         first (``Room._on_event``), so they follow its moves."""
         if self.writes:  # the last tick is still going out: finish it first
-            self._finish()
-        while self.waiting:  # then the full ones that waited for it, in order
-            moves, due = self.waiting.popleft()
-            self._send(moves, due)
-            self._finish()
+            self.write_slice(len(self.writes))
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -276,15 +252,6 @@ class SpectatorTicks(Generic[M]):
         if not moves and not due:
             return
         self.moves, self.due = [], []
-        self._send(moves, due)
-
-    def _finish(self) -> None:
-        """Serve the tick going out to every spectator still queued for it, now."""
-        self.write_slice(len(self.writes), finishing=True)
-
-    def _send(self, moves: list[ev.Moved], due: list[Diff]) -> None:
-        """Build the tick of ``moves`` and ``due`` once for all (``_Tick``), queue the
-        spectators and serve the first slice (``flush``)."""
         self.last = asyncio.get_running_loop().time()
         room = self.room
         spectators = room._grouped()[2]  # a new list at each change: never mutated
@@ -382,7 +349,7 @@ class SpectatorTicks(Generic[M]):
         if out or kept:
             member.conn.send_frame(encode(Diffs(diffs=out, progress=kept)))
 
-    def write_slice(self, count: int | None = None, finishing: bool = False) -> None:
+    def write_slice(self, count: int | None = None) -> None:
         """Serve the tick to the next ``count`` spectators queued for it (None: ``slice``,
         ``TICK_WRITE_SLICE``) and schedule the rest for the next loop iteration. The
         cohort's members (class docstring) were judged at the flush: each gets the
@@ -406,7 +373,7 @@ class SpectatorTicks(Generic[M]):
         writes = self.writes
         tick = self.current
         if count is None:
-            count = self.slice * (1 + len(self.waiting))
+            count = self.slice
         if tick is None:  # nothing queued (the room went while a tick was going out)
             writes.clear()
             self.unserved.clear()
@@ -418,8 +385,7 @@ class SpectatorTicks(Generic[M]):
             return
         self.current = None
         self.last = loop.time()  # the tick is out: the next one counts from here
-        # (``finishing``: ``flush`` goes on with what waits itself)
-        if not finishing and (self.moves or self.due or self.waiting):
+        if self.moves or self.due:
             self.schedule()
 
     def _serve(self, tick: _Tick, batch: list[M]) -> None:

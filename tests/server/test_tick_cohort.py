@@ -91,10 +91,8 @@ async def _play(steps: list[tuple[str, int]], cohorts: bool, spectators: int, si
     """Run ``steps`` on a fresh room; per spectator (in the order they came) what it was
     sent, its filters and closes. Also the room, the events, the highest seq delivered
     per seat and the spectators that left. ``tick_max``: ``spectator_tick_max`` (small:
-    full ticks come while others are going out, and wait for them; with 3, only one
-    waits, so the bound sends the ticks ahead at once too)."""
-    room, events, _ = await _race(spectator_tick_max=tick_max,
-                                  spectator_ticks_waiting=1 if tick_max == 3 else 4)
+    full ticks come while others are going out)."""
+    room, events, _ = await _race(spectator_tick_max=tick_max)
     room._ticks.cohorts = cohorts
     room._ticks.slice = size  # a tick left half out between two steps
     watchers: list[tuple[Watcher, Member]] = []
