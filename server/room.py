@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -198,6 +198,11 @@ class Room(Timed):
         self.deliver_diff = self._diffs.deliver_diff
         self._delay: SpectatorDelay[Member] = SpectatorDelay(self, self.config, self._diffs)
         self._reveal_scan = True  # some member may be waiting for its boards to be shown
+        # The store's end-of-batch hook (``Store``'s optional ``after_events``), or None;
+        # True while a write of the players' frames is owed at the end of a batch.
+        self._after_events: Callable[[Callable[[], None]], bool] | None = getattr(
+            self.store, "after_events", None)
+        self._players_owed = False
         self._subscribed = False
         self.closed = False
         # What this node publishes to the room (server/room_outbox.py); ``encode_own`` is
@@ -518,20 +523,32 @@ class Room(Timed):
         if ranking is not None:  # a broadcast: it carries its own state, may overtake a tick
             for member in list(self.members.values()):
                 self._deliver(member, ranking)
-        # The rivals' frames of this move (its Progress, a ranking) leave now, in one
-        # write each, not at their connection's turn in the loop's queue of callbacks,
-        # where a slice of the spectators' tick (~0.3 ms of writes) may be queued ahead
-        # of them; ``Outbound.flush`` is a no-op when it comes. The mover's own
-        # connection got nothing from its move here (without a ranking): its frames
-        # leave at its own flush, already scheduled.
-        for member in players:
-            if member.seat == seat and ranking is None:
-                continue
-            conn: Any = member.conn  # a ``Connection`` (an ``Outbound``) when it can
-            if getattr(conn, "receiving", True) is False and conn.unflushed():
-                conn.flush()  # (while receiving, its own callback flushes at its end)
+        # The rivals' frames of this move (its Progress, a ranking) leave at the end of
+        # the store's batch of events (every move the loop read in its last pass), in
+        # one write per player for the whole batch, not one per move: at saturation
+        # that was half the node's CPU (docs/BENCHMARKS.md, "Rivals' frames written once
+        # per batch"). Not at their connection's turn in the loop's queue of callbacks
+        # either, where a slice of the spectators' tick (~0.3 ms of writes) may be
+        # queued ahead of them. A store with no batch: now, as each move comes.
+        if not self._players_owed:
+            after_events = self._after_events
+            if after_events is not None and after_events(self._write_players):
+                self._players_owed = True
+            else:
+                self._write_players()
         if self._reveal_scan and not self.hidden:  # the flag first: no scan per move
             self._scan_reveals()
+
+    def _write_players(self) -> None:
+        """Write what the room's players have been sent and not written yet, one write
+        each (``Outbound.flush``; the frames' own flush, scheduled, is then a no-op). A
+        player whose frames are being received is left to its own callback, which
+        flushes at its end."""
+        self._players_owed = False
+        for member in self._grouped()[0]:
+            conn: Any = member.conn  # a ``Connection`` (an ``Outbound``) when it can
+            if getattr(conn, "receiving", True) is False and conn.unflushed():
+                conn.flush()
 
     def _scan_reveals(self) -> None:
         """Start showing the boards to every spectator waiting for them (the room no

@@ -232,6 +232,12 @@ class Store(Protocol):
     async def unsubscribe(self, code: str, handler: EventHandler) -> None:
         """Stop calling ``handler`` for the room's events."""
 
+    # Optional, read with getattr (as ``completes_inline``): ``after_events(callback) ->
+    # bool``. A store that delivers several events in one loop callback calls
+    # ``callback`` once at the end of that batch and returns True; False means no batch
+    # is being delivered in place (``MemoryStore.after_events``). Rooms use it to write
+    # the rivals' frames of a batch of moves once, not once per move.
+
     # -- life cycle
     async def durability(self) -> Durability:
         """What the backend does with acknowledged writes when it restarts (read at the

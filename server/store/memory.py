@@ -18,7 +18,7 @@ import logging
 import time
 from array import array
 from collections import deque
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -180,6 +180,9 @@ class MemoryStore:
         self._loop: asyncio.AbstractEventLoop | None = None
         # set when an async handler made delivery go on in a task (kept from the GC)
         self._deliverer: asyncio.Task[None] | None = None
+        # ``after_events``: callbacks owed at the end of the batch ``_deliver_now`` is
+        # delivering (None: no batch is being delivered in place)
+        self._after: list[Callable[[], None]] | None = None
 
     # ------------------------------------------------------------------ internals
     def _room(self, code: str) -> _Room | None:
@@ -531,6 +534,7 @@ class MemoryStore:
         if self._delivering:  # a deliverer is running: it empties the queue
             return
         self._delivering = True
+        self._after = []
         events = self._events
         try:
             while events:
@@ -553,7 +557,32 @@ class MemoryStore:
         except BaseException:
             self._delivering = False
             raise
-        self._delivering = False
+        else:
+            self._delivering = False
+        finally:
+            self._end_batch()
+
+    def after_events(self, callback: Callable[[], None]) -> bool:
+        """Call ``callback`` once the events being delivered now have all been delivered
+        (at the end of this loop callback's batch, before any other callback runs) and
+        return True; False, and nothing kept, when no batch is being delivered in place
+        (the caller does its work now). What a room uses to write its rivals' frames once
+        per batch of moves rather than once per move."""
+        after = self._after
+        if after is None:
+            return False
+        after.append(callback)
+        return True
+
+    def _end_batch(self) -> None:
+        """Run the callbacks ``after_events`` took for the batch that just ended (each
+        once; a failing one is logged and does not stop the others)."""
+        after, self._after = self._after, None
+        for callback in after or ():
+            try:
+                callback()
+            except Exception:
+                log.exception("a callback after delivering events failed: %r", callback)
 
     async def _resume(self, pending: Awaitable[Any], code: str, event: bytes,
                       rest: list[EventHandler], done: asyncio.Future[None] | None) -> None:
