@@ -192,9 +192,17 @@ class ServerConfig:
     # the tick, so a busy room costs each spectator at most ~60 frames/s whatever its
     # move rate (Colyseus patches every 16 ms; a screen refreshes at 60 Hz).
     spectator_tick_ms: int = 16
-    # Moves one tick holds at most: then it goes out at once. Keeps a frame small
-    # (~60 bytes a move: ~16 KiB) when the loop falls behind its timer.
-    spectator_tick_max: int = 256
+    # Moves one Diffs frame holds at most (PROTOCOL.md promises 256): a tick with that
+    # many goes out at once, unless the last tick is still being written to the
+    # spectators. Keeps a frame small (~60 bytes a move: ~16 KiB).
+    spectator_frame_max: int = 256
+    # Moves one tick holds at most while the last one is still going out (it then goes
+    # at its last slice as several frames, each spectator written them at once): 4
+    # frames. Past it the last tick is finished in one callback and this one goes out:
+    # the bound on what a room holds for its spectators. A saturated room's spectators
+    # get fewer writes, each of more moves, and the node the CPU they would have taken
+    # (docs/BENCHMARKS.md, "Ticks of several frames").
+    spectator_tick_max: int = 1024
 
     # -- deadlines (in the store; every node sweeps them: docs/SERVER.md, "Deadlines")
     sweep_interval_s: float = 0.25  # how late a deadline armed on another node may fire

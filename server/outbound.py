@@ -14,7 +14,7 @@ import asyncio
 import logging
 import struct
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
@@ -220,7 +220,7 @@ class Outbound:
         self._queued_bytes += len(frame)
         self._start_writer()
 
-    def shared_transport(self, frame: bytes, size: int) -> Any:
+    def shared_transport(self, frame: bytes, size: int, more: Sequence[bytes] = ()) -> Any:
         """The transport to write ``frame``, a payload going to many connections (a
         spectators' tick), straight to as ``size`` bytes framed once for all
         (``wire_frame``); or None. The transport when nothing is ahead of it on this
@@ -229,7 +229,8 @@ class Outbound:
         connection is open and its transport holds less than ``DIRECT_WRITE_LIMIT``, and
         less than ``max_outbound_bytes`` with these bytes. None: the caller sends the
         payload the usual way (``send_frame``: framed here or queued behind the backlog,
-        the bounds checked, a slow consumer cut). The caller writes the shared bytes to
+        the bounds checked, a slow consumer cut); ``more``: the payloads of further
+        frames in the same bytes (a tick of several frames). The caller writes the shared bytes to
         the transports it got in one loop (one burst of system calls per slice) and
         counts them in ``frames_out``. Reads attributes of the connection, its protocol
         and its transport only: it runs once per spectator per tick."""
@@ -247,6 +248,8 @@ class Outbound:
         hook = self.server.frame_hook
         if hook is not None:  # tests: see every frame at the moment it is sent or queued
             hook(self, frame)
+            for payload in more:
+                hook(self, payload)
         return transport
 
     def unflushed(self) -> int:

@@ -7,6 +7,7 @@ a tick ``TICK_WRITE_SLICE`` spectators per loop callback."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -186,8 +187,12 @@ class SharingPeer(BatchedPeer):
     """A stand-in connection with the tick's shared path (``shared_transport``): the
     bytes written there are kept decoded, as ``send_frame`` keeps a frame."""
 
-    def shared_transport(self, frame: bytes, size: int) -> Any:
-        return SimpleNamespace(write=lambda wire: Peer.send_frame(self, _parsed(wire)[0].data))
+    def shared_transport(self, frame: bytes, size: int, more: Sequence[bytes] = ()) -> Any:
+        return SimpleNamespace(write=self._write)
+
+    def _write(self, wire: bytes) -> None:
+        for frame in _parsed(wire):  # a tick of several frames: all of them, in order
+            Peer.send_frame(self, frame.data)
 
 
 def _run_slices(room: Any, max_slices: int = 50) -> list[int]:

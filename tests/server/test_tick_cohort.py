@@ -14,6 +14,7 @@ every seat's progress in increasing order.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -42,8 +43,8 @@ class Watcher(SharingPeer):
 
     backed = False
 
-    def shared_transport(self, frame: bytes, size: int) -> Any:
-        return None if self.backed else super().shared_transport(frame, size)
+    def shared_transport(self, frame: bytes, size: int, more: Sequence[bytes] = ()) -> Any:
+        return None if self.backed else super().shared_transport(frame, size, more)
 
 
 async def _race(delay_s: int = 0, **config: Any
@@ -85,14 +86,15 @@ STEPS = st.tuples(st.sampled_from(KINDS), st.integers(0, 5))
 
 
 async def _play(steps: list[tuple[str, int]], cohorts: bool, spectators: int, size: int,
-                tick_max: int = 256
+                frame_max: int = 256, tick_max: int = 1024
                 ) -> tuple[list[Any], Room, dict[int, list[ev.Moved]], dict[int, int],
                            set[int]]:
     """Run ``steps`` on a fresh room; per spectator (in the order they came) what it was
     sent, its filters and closes. Also the room, the events, the highest seq delivered
-    per seat and the spectators that left. ``tick_max``: ``spectator_tick_max`` (small:
-    full ticks come while others are going out)."""
-    room, events, _ = await _race(spectator_tick_max=tick_max)
+    per seat and the spectators that left. ``frame_max``, ``tick_max``:
+    ``spectator_frame_max`` and ``spectator_tick_max`` (small: full ticks come while
+    others are going out, ticks of several frames, ticks finished at once)."""
+    room, events, _ = await _race(spectator_frame_max=frame_max, spectator_tick_max=tick_max)
     room._ticks.cohorts = cohorts
     room._ticks.slice = size  # a tick left half out between two steps
     watchers: list[tuple[Watcher, Member]] = []
@@ -183,12 +185,15 @@ def _progress_by_seat(sent: list[Any]) -> dict[int, list[int]]:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(STEPS, min_size=20, max_size=80), spectators=st.integers(2, 8),
-       size=st.integers(1, 2), tick_max=st.sampled_from([2, 3, 256]))
+       size=st.integers(1, 2),
+       limits=st.sampled_from([(2, 2), (3, 3), (2, 5), (3, 7), (1, 4), (256, 1024)]))
 def test_a_spectator_gets_the_same_frames_with_or_without_the_cohort(
-        steps: list[tuple[str, int]], spectators: int, size: int, tick_max: int) -> None:
+        steps: list[tuple[str, int]], spectators: int, size: int,
+        limits: tuple[int, int]) -> None:
+    frame_max, tick_max = limits  # moves a frame holds; moves a tick holds
     async def run() -> tuple[Any, ...]:
-        with_cohort = await _play(steps, True, spectators, size, tick_max)
-        without = await _play(steps, False, spectators, size, tick_max)
+        with_cohort = await _play(steps, True, spectators, size, frame_max, tick_max)
+        without = await _play(steps, False, spectators, size, frame_max, tick_max)
         return with_cohort, without
 
     (got, room, events, delivered, left), (expected, plain, _, _, _) = asyncio.run(run())
@@ -205,9 +210,9 @@ def test_a_spectator_gets_the_same_frames_with_or_without_the_cohort(
     for sent, *_rest in got:
         for moves in _progress_by_seat(sent).values():
             assert moves == sorted(set(moves))  # increasing: none twice, none back
-        for message in sent:  # a frame holds one tick: never more moves than a full one
+        for message in sent:  # never more moves in a frame than the protocol's bound
             if isinstance(message, Diffs):
-                assert len([d for d in message.diffs if hasattr(d, "move")]) <= tick_max
+                assert len([d for d in message.diffs if hasattr(d, "move")]) <= frame_max
     # what the cohort holds is what each of its members would hold on its own
     for member in room._ticks.cohort:
         assert member.cohort and member.pending is None and not member.boards_hidden
