@@ -75,6 +75,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                              "the honest players and Redis on core 1 at nice -10 (over the "
                              "generator), in every phase (bench/attack/layout.py; root). "
                              "Default: co-located, every process on any core")
+    parser.add_argument("--others-fifo", action="store_true",
+                        help="with --isolate: the honest players and Redis in the real-time "
+                             "class (SCHED_FIFO) instead of at nice -10, so a wake-up never "
+                             "waits behind the generator's time slice, as on machines of "
+                             "their own (bench/attack/layout.py)")
     parser.add_argument("--pace", type=float, default=0.2,
                         help="seconds between the honest player's moves (default 0.2)")
     parser.add_argument("--honest", type=int, default=1, metavar="N",
@@ -111,6 +116,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("name an attack (or --list)")
     if args.isolate and (why := check_isolation()) is not None:
         parser.error(why)
+    if args.others_fifo and not args.isolate:
+        parser.error("--others-fifo places processes of the isolated layout: add --isolate")
     if not 1 <= args.honest <= 32:
         parser.error("--honest: 1 to 32 players")
     if args.rounds < 1 or (args.rounds > 1 and not getattr(_module(args.attack), "ROUNDS", False)):
@@ -253,7 +260,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """One complete run; the result as a dict (also what the tests call)."""
     mod = _module(args.attack)
     # This process (the load generator) first: the processes it starts inherit its core.
-    layout = Layout(getattr(args, "isolate", False))
+    layout = Layout(getattr(args, "isolate", False), getattr(args, "others_fifo", False))
     layout.add("generator", os.getpid())
     redis = RedisProc(args.redis_maxmemory) if args.store == "redis" else None
     server = None

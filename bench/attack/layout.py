@@ -13,7 +13,14 @@ machines of their own, on a machine with two cores:
   lets it; its achieved rate is in the report, to check it was as strong as co-located.
 - **honest** players and **redis**: core ``OTHER_CPU`` too, at ``RAISED_NICE``: when one
   of them has something to do it preempts the generator, so it answers about as promptly
-  as on a machine of its own and never takes the server's core.
+  as on a machine of its own and never takes the server's core. A raised nice value is a
+  preference, not a guarantee: a woken process may still wait behind the generator's time
+  slice (docs/SECURITY.md measured 0.1 to 0.2 ms a wake-up on average under a fan-out, with a
+  tail of milliseconds). With ``fifo`` (``--others-fifo``) they run in the real-time class
+  instead (``SCHED_FIFO`` priority ``FIFO_PRIORITY``): woken, they take core 1 from the
+  generator at once, as the benchmarks' probe pair does (docs/BENCHMARKS.md, "What a
+  player on its own machine sees"); the generator keeps what they leave, nearly all of
+  it (the honest players and Redis use ~2% of a core).
 
 Redis goes with the generator, not with the server: on a machine of its own its work runs
 beside the server's, not instead of it. On the server's core every command Redis runs
@@ -43,6 +50,8 @@ from typing import Any
 SERVER_CPU = 0  # the server's core in the isolated layout
 OTHER_CPU = 1  # everyone else's: the generator, the honest players, Redis
 RAISED_NICE = -10  # the honest players and Redis over the generator (needs root)
+FIFO_PRIORITY = 10  # with ``fifo``: the same roles real-time instead (SCHED_FIFO)
+REAL_TIME = ("honest", "redis")  # the roles ``fifo`` puts in the real-time class
 
 # role → (cores, nice or None to leave it, whether its child processes follow it)
 ISOLATED: dict[str, tuple[frozenset[int], int | None, bool]] = {
@@ -91,17 +100,21 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def place(pid: int, cpus: frozenset[int], nice: int | None, follow: bool) -> None:
+def place(pid: int, cpus: frozenset[int], nice: int | None, follow: bool,
+          fifo: bool = False) -> None:
     """Every thread of ``pid`` (and, with ``follow``, of its descendants) on ``cpus``,
-    at ``nice`` unless None. Linux keeps affinity and priority per thread; new threads
-    and processes inherit them from the thread that makes them. A thread that ends
-    meanwhile is skipped."""
+    at ``nice`` unless None, and with ``fifo`` in the real-time class (``SCHED_FIFO`` at
+    ``FIFO_PRIORITY``). Linux keeps affinity and priority per thread; new threads and
+    processes inherit them from the thread that makes them. A thread that ends meanwhile
+    is skipped."""
     for proc in [pid, *(descendants(pid) if follow else [])]:
         for tid in threads(proc):
             try:
                 os.sched_setaffinity(tid, cpus)
                 if nice is not None:
                     os.setpriority(os.PRIO_PROCESS, tid, nice)
+                if fifo:
+                    os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
             except ProcessLookupError:
                 continue
 
@@ -119,6 +132,7 @@ class Layout:
     """The run's processes by role, placed as ``ISOLATED`` says when ``isolate``."""
 
     isolate: bool
+    fifo: bool = False  # the ``REAL_TIME`` roles in the real-time class (isolated only)
     roles: dict[str, list[int]] = field(default_factory=dict)
     # the cores each process had before it was placed (``restore`` puts the kit's own
     # process back: a test calls the runner in its own process)
@@ -129,7 +143,7 @@ class Layout:
         self.roles.setdefault(role, []).append(pid)
         if self.isolate:
             self.before.setdefault(pid, frozenset(os.sched_getaffinity(pid)))
-            place(pid, *ISOLATED[role])
+            place(pid, *ISOLATED[role], fifo=self.fifo and role in REAL_TIME)
 
     def restore(self, pid: int) -> None:
         """Put ``pid``'s threads back on the cores it had before it was placed (its
@@ -142,26 +156,31 @@ class Layout:
         if self.isolate:
             for role, pids in self.roles.items():
                 for pid in pids:
-                    place(pid, *ISOLATED[role])
+                    place(pid, *ISOLATED[role], fifo=self.fifo and role in REAL_TIME)
 
     def report(self) -> dict[str, Any]:
         """The mode, and per role: processes (with their children), the cores and nice
-        values their threads have, as the kernel reports them now."""
+        values their threads have, as the kernel reports them now, and ``fifo`` for a
+        role whose threads are all in the real-time class."""
         roles: dict[str, Any] = {}
         for role, pids in self.roles.items():
             follow = ISOLATED[role][2]
             procs = [p for pid in pids for p in [pid, *(descendants(pid) if follow else [])]]
             cpus: set[str] = set()
             nices: set[int] = set()
+            policies: set[int] = set()
             for proc in procs:
                 for tid in threads(proc):
                     try:
                         cpus.add(cpu_list(os.sched_getaffinity(tid)))
                         nices.add(os.getpriority(os.PRIO_PROCESS, tid))
+                        policies.add(os.sched_getscheduler(tid))
                     except (ProcessLookupError, OSError):
                         continue
             roles[role] = {"processes": len(procs), "cpus": sorted(cpus),
                            "nice": sorted(nices)}
+            if policies == {os.SCHED_FIFO}:
+                roles[role]["fifo"] = True
         return {"mode": "isolated" if self.isolate else "co-located", "roles": roles}
 
 
@@ -170,5 +189,6 @@ def describe(report: dict[str, Any]) -> str:
     parts = []
     for role, r in report["roles"].items():
         nice = "/".join(map(str, r["nice"]))
-        parts.append(f"{role} x{r['processes']} cpu {'/'.join(r['cpus'])} nice {nice}")
+        fifo = " SCHED_FIFO" if r.get("fifo") else ""
+        parts.append(f"{role} x{r['processes']} cpu {'/'.join(r['cpus'])} nice {nice}{fifo}")
     return f"{report['mode']}: " + "; ".join(parts)

@@ -110,10 +110,24 @@ def test_the_isolated_layout_as_the_kernel_reports_it() -> None:
     assert os.sched_getaffinity(0) == cores
     # the refusals were sent (the generator worked on its one core)
     assert result["attack"]["statuses"] == {"429": 50}
+    assert "fifo" not in roles["honest"]  # a raised nice value, not the real-time class
+    # --others-fifo: the honest players in the real-time class instead, as the kernel says
+    fifo = run(parse(["refusals", "--duration", "2", "--refusals", "10", "--honest", "2",
+                      "--pace", "0.2", "--isolate", "--others-fifo"]))
+    assert fifo["layout"]["roles"]["honest"] == {"processes": 2, "cpus": ["1"],
+                                                 "nice": [-10], "fifo": True}
+    assert "fifo" not in fifo["layout"]["roles"]["generator"]
+    assert "fifo" not in fifo["layout"]["roles"]["server"]
     # the default stays co-located: every process on every core
     colo = run(parse(["refusals", "--duration", "2", "--refusals", "10", "--pace", "0.2"]))
     assert colo["layout"]["mode"] == "co-located"
     assert colo["layout"]["roles"]["server"]["cpus"] == [cpu_list(cores)]
+
+
+def test_others_fifo_needs_the_isolated_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse(["refusals", "--others-fifo"])
+    assert "add --isolate" in capsys.readouterr().err
 
 
 def test_the_probe_counts_cores_and_redis_commands_per_phase() -> None:
