@@ -190,6 +190,7 @@ class GroupCommit(asyncio.Protocol):
 
     MAX_BATCH = 512  # calls per batch (bounds one reply's size and one WAIT's wait)
     EARLY_WRITE = 8  # callback calls queued in one tick written at once (Redis starts on them)
+    # (and a callback call when nothing is on the wire: ``submit_later``)
 
     def __init__(self, pool: Any, script: Any, wait_replicas: int, timeout_s: float,
                  wait_timeout_ms: int) -> None:
@@ -234,7 +235,12 @@ class GroupCommit(asyncio.Protocol):
         ``loop.call_soon`` would). ``packed_keys`` must be ``bulk(keys)``."""
         queue = self._queue
         queue.append(_Call(keys, args, None, packed_keys, callback, contextvars.copy_context()))
-        if len(queue) >= self.EARLY_WRITE:
+        # Written now: a batch's worth (Redis starts on them while the node judges the
+        # rest), or a call with nothing on the wire (Redis is idle: a loop callback more
+        # would only delay it, behind whatever the loop has queued, e.g. a slice of a
+        # spectators' tick; the calls that follow in this tick go as one batch, as
+        # Nagle's algorithm holds back only what comes while something is in flight).
+        if len(queue) >= self.EARLY_WRITE or not self._on_wire:
             transport = self._transport
             if transport is not None and not self._closed and not transport.is_closing():
                 self._write(transport, self._take(), evals=False)

@@ -206,10 +206,11 @@ async def test_calls_answered_by_callback_hear_their_own_reply_once_in_their_con
 
 async def test_callback_calls_of_one_tick_go_out_early_in_order_each_its_own_reply(
         scripted: ScriptedRedis) -> None:
-    """``EARLY_WRITE`` callback calls queued in one loop tick are written at once (Redis
+    """With nothing on the wire the first callback call is written at once; then
+    ``EARLY_WRITE`` callback calls queued in one loop tick are written at once (Redis
     starts on them while the node judges the rest of the tick's moves), the rest at the
-    end of the tick: two batches on the wire before the tick ended, every call sent once,
-    in order, each answered with its own reply."""
+    end of the tick: three batches on the wire before the tick ended (1, 8, then 2),
+    every call sent once, in order, each answered with its own reply."""
     commit = committer(scripted.port)
     all_heard = asyncio.Event()
     connected = asyncio.Event()
@@ -228,7 +229,8 @@ async def test_callback_calls_of_one_tick_go_out_early_in_order_each_its_own_rep
 
     for seq in range(1, count + 1):  # one tick: no await in between
         commit.submit_later(KEYS, [1, "1", seq, b"e", "m"], bulk(KEYS), callback)
-    assert len(commit._on_wire) == 1  # the first EARLY_WRITE are written already
+    assert len(commit._on_wire) == 2  # the first alone, the next EARLY_WRITE already
+    assert len(commit._queue) == count - 1 - GroupCommit.EARLY_WRITE  # for the tick's end
     await scripted.until(1 + count)
     assert [cmd[10] for _, cmd in scripted.commands[1:]] == [
         str(seq).encode() for seq in range(1, count + 1)]
@@ -352,3 +354,37 @@ async def test_a_unix_socket_url_carries_appends_and_events(
         assert any("db=2 " in c and " cmd=eval " in c for c in clients)
     finally:
         await store.close()
+
+
+async def test_a_call_with_nothing_on_the_wire_is_written_before_the_loop_goes_on(
+        scripted: ScriptedRedis) -> None:
+    """A callback call that finds Redis idle (nothing on the wire) is written in the
+    call itself, not a loop callback later (where a slice of a spectators' tick may be
+    queued ahead of it); one that comes while a batch is on the wire waits for the end of
+    the tick, with the others of that tick."""
+    commit = committer(scripted.port)
+    connected = asyncio.Event()
+    commit.submit_later(KEYS, [1, "1", 0, b"e", "m"], bulk(KEYS),
+                        lambda outcome: connected.set())
+    await scripted.until(1)
+    scripted.reply(0, APPENDED)
+    await asyncio.wait_for(connected.wait(), EVENT_TIMEOUT_S)
+    assert not commit._on_wire  # the reply is in: Redis is idle
+    heard: list[Any] = []
+    two = asyncio.Event()
+
+    def callback(outcome: Any) -> None:
+        heard.append(outcome)
+        if len(heard) == 2:
+            two.set()
+
+    commit.submit_later(KEYS, [1, "1", 1, b"e", "m"], bulk(KEYS), callback)
+    assert len(commit._on_wire) == 1 and not commit._queue  # written in the call
+    commit.submit_later(KEYS, [1, "1", 2, b"e", "m"], bulk(KEYS), callback)
+    assert len(commit._on_wire) == 1 and len(commit._queue) == 1  # waits for the tick
+    await scripted.until(3)
+    assert [cmd[10] for _, cmd in scripted.commands[1:]] == [b"1", b"2"]
+    scripted.reply(0, b"*2\r\n:0\r\n:1\r\n*2\r\n:0\r\n:2\r\n")
+    await asyncio.wait_for(two.wait(), EVENT_TIMEOUT_S)
+    assert heard == [[0, 1], [0, 2]]
+    await commit.close()
