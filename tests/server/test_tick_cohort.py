@@ -51,7 +51,11 @@ async def _race(delay_s: int = 0, **config: Any
                 ) -> tuple[Room, dict[int, list[ev.Moved]], list[int]]:
     """A running Spanish room of two seats, each with ``MOVES`` moves in the store (the
     same lasting moves of the same deal; race clock = seq ms), the events announcing
-    them by seat, and the injected clock."""
+    them by seat, and the injected clock. The tick's own timer never fires (a tick is
+    flushed by the test's steps, or at once after a quiet spell): a 16 ms timer would
+    fire or not during a step depending on how fast the machine ran the steps before it,
+    and the runs compared would then cut their ticks differently."""
+    config.setdefault("spectator_tick_ms", 10**9)
     now = [START_MS]
     store = MemoryStore()
     record = RoomRecord(code="COHO", settings={"v": "spanish", "o": {}, "sd": delay_s},

@@ -72,7 +72,7 @@ async def test_moves_during_a_tick_go_out_after_it_as_frames_written_at_once() -
     assert [m.seq for m in ticks.moves] == [3, 4, 5]  # held: nothing finished at once
     assert len(ticks.writes) == 2
     _finish(room)  # move 2's last slice sends the held moves as one tick of two frames
-    for _conn_, ws in watchers:
+    for _, ws in watchers:
         assert _received(ws) == [[1], [2], [3, 4], [5]]
         assert ws.transport.writes == 3  # the two frames of the last tick in one write
     assert room.server.metrics.frames_out._value.get() == 3 * 4
@@ -90,10 +90,10 @@ async def test_a_full_tick_during_one_going_out_finishes_it_at_once() -> None:
     # move 1's tick was finished in that callback and moves 2-6 went out: the first
     # slice of them at once, the others still owed them
     assert ticks.moves == [] and len(ticks.writes) == 2
-    for _conn_, ws in watchers[1:]:
+    for _, ws in watchers[1:]:
         assert _received(ws) == [[1]]
     _finish(room)
-    for _conn_, ws in watchers:
+    for _, ws in watchers:
         assert _received(ws) == [[1], [2, 3], [4, 5], [6]]
 
 
