@@ -20,7 +20,8 @@ import asyncio
 import logging
 import operator
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from itertools import repeat
 from typing import Any, Generic, Protocol, TypeVar
 
 from protocol import encode
@@ -197,7 +198,10 @@ class SpectatorTicks(Generic[M]):
         # ``spectator_frame_max`` moves each) and the spectators still to be served it,
         # slice by slice.
         self.current: list[_Tick] | None = None
-        self.current_wire = b""  # the cohort's bytes of a tick of several frames
+        # What the cohort's members are owed of the tick going out: the first frame's
+        # payload, the others' payloads, and all of them framed as one run of bytes
+        # (``_serve_cohort``); set at the flush that finds the cohort in step.
+        self.owed: tuple[bytes, list[bytes], bytes] = (b"", [], b"")
         self.writes: deque[M] = deque()
         self.write_handle: asyncio.Handle | None = None
         # The cohort (class docstring): its members, their shared seen-state (None:
@@ -267,7 +271,6 @@ class SpectatorTicks(Generic[M]):
         if room.closed or not spectators:
             return
         ticks = self.current = self._frames(moves, due)
-        self.current_wire = b""
         seen_d, seen_p = self.seen_d, self.seen_p
         if seen_d is not None and seen_p is not None:
             before = (dict(seen_d), dict(seen_p))
@@ -276,14 +279,15 @@ class SpectatorTicks(Generic[M]):
                 # room's order with the others, slice by slice
                 self.before = before
                 self.unserved = self.cohort.copy()
+                frames = [tick.shown_frame() for tick in ticks]
+                self.owed = (frames[0][0], [payload for payload, _ in frames[1:]],
+                             b"".join(wire for _, wire in frames))
             else:  # each judged on its own, as before it joined (and before this tick)
                 seen_d.clear()
                 seen_d.update(before[0])
                 seen_p.clear()
                 seen_p.update(before[1])
                 self.dissolve()
-        if len(ticks) > 1 and self.unserved:
-            self.current_wire = b"".join(tick.shown_frame()[1] for tick in ticks)
         self.writes.extend(spectators)
         self.write_slice()
 
@@ -410,11 +414,7 @@ class SpectatorTicks(Generic[M]):
             writes.clear()
             self.unserved.clear()
         else:
-            batch = [writes.popleft() for _ in range(min(count, len(writes)))]
-            if len(ticks) == 1:
-                self._serve(ticks[0], batch)
-            else:
-                self._serve_frames(ticks, batch)
+            self._serve(ticks, [writes.popleft() for _ in range(min(count, len(writes)))])
         loop = asyncio.get_running_loop()
         if writes:
             self.write_handle = loop.call_soon(self.write_slice)
@@ -424,57 +424,76 @@ class SpectatorTicks(Generic[M]):
         if self.moves or self.due:
             self.schedule()
 
-    def _serve_frames(self, ticks: list[_Tick], batch: list[M]) -> None:
-        """``_serve`` for a tick of several frames: each member of the cohort still owed
-        it gets all of them in one write (``current_wire``); every other spectator is
-        served them one after the other, as ticks of their own, and may join the
-        cohort only at the last (the cohort's seen-state is past all of them)."""
+    def _serve(self, ticks: list[_Tick], batch: list[M]) -> None:
+        """The tick going out (its frames, ``ticks``: almost always one) to each
+        spectator of ``batch`` (see ``write_slice``): first the members of the cohort
+        still owed it (``_serve_cohort``), then every other one, frame after frame
+        (``_serve_tick``), which may join the cohort only at the last frame (the
+        cohort's seen-state is past all of them)."""
+        if self.unserved:
+            batch = self._serve_cohort(batch, len(ticks))
+        if not batch:
+            return
+        last = len(ticks) - 1
+        for i, tick in enumerate(ticks):
+            self._serve_tick(tick, batch, join=i == last)
+
+    def _serve_cohort(self, batch: list[M], frames: int) -> list[M]:
+        """Each member of the cohort in ``batch`` still owed the tick going out: judged
+        in step with it at the flush and its seen-state advanced there, so nothing is
+        tested but its connection (``shared_transport``), and all the tick's frames go
+        to it as one run of bytes (``owed``), in the slice's burst of writes. Returns
+        the spectators of ``batch`` outside the cohort, in order."""
         owed = self.unserved.pop
+        first, more, wire = self.owed
+        size = len(wire)
         others: list[M] = []
-        ready: list[Any] = []
-        payloads = [tick.shown_frame()[0] for tick in ticks]
-        wire = self.current_wire
+        ready: list[Any] = []  # transports taking the shared bytes
         for member in batch:
             shared = owed(member, None)
             if shared is None:
                 others.append(member)
                 continue
             try:
-                transport = shared(payloads[0], len(wire), payloads[1:])
+                transport = shared(first, size, more)
                 if transport is not None:
                     ready.append(transport)
-                else:
-                    for payload in payloads:
+                else:  # framed for it, or queued: counted when written
+                    member.conn.send_frame(first)
+                    for payload in more:
                         member.conn.send_frame(payload)
             except Exception:
                 log.exception("room %s: the spectators' tick failed for one", self.room.code)
+        if ready:
+            self._burst(ready, repeat(wire), frames)
+        return others
+
+    def _burst(self, transports: list[Any], wires: Iterable[bytes], frames: int) -> None:
+        """Write each of ``wires`` to its transport, in one burst after the slice's
+        tests, as the plainest broadcast loop does (fewer wake-ups of the readers than
+        writes interleaved with the tests: ~0.7 µs per frame less); count ``frames``
+        per write in ``frames_out``."""
         written = 0
-        for transport in ready:
+        for transport, wire in zip(transports, wires, strict=False):  # (``repeat``: endless)
             try:
                 transport.write(wire)
             except Exception:  # the transport is closing under us: its reader sees it
                 log.debug("room %s: a spectator's write failed", self.room.code,
                           exc_info=True)
                 continue
-            written += len(ticks)
+            written += frames
         if written:
             self.metrics.frames_out.inc(written)
-        if others:
-            last = len(ticks) - 1
-            for i, tick in enumerate(ticks):
-                self._serve(tick, others, join=i == last)
 
-    def _serve(self, tick: _Tick, batch: list[M], join: bool = True) -> None:
-        """The tick to each spectator of ``batch`` (see ``write_slice``). This loop is
-        per spectator, per tick, so it does the least it can there: a member of the
-        cohort still owed the tick (``unserved``) is tested for nothing but its
-        connection (``shared_transport``); for any other one, a tick of one seat's
-        run of moves (a paced room's every tick) first tries the in-step test of that
-        seat alone, a few dict reads; the general tests run in C where they can (a
-        dict-items subset test, ``map``); a spectator in step costs one call more
-        (``Outbound.shared_transport``: attribute checks) and the tick's shared bytes,
-        framed once, go to the slice's transports in one loop of ``write`` after the
-        tests; the frame counter moves once per slice."""
+    def _serve_tick(self, tick: _Tick, batch: list[M], join: bool = True) -> None:
+        """One frame of the tick to each spectator of ``batch``, none of them a member
+        of the cohort still owed it (``_serve``). This loop is per spectator, per tick,
+        so it does the least it can there: a tick of one seat's run of moves (a paced
+        room's every tick) first tries the in-step test of that seat alone, a few dict
+        reads; the general tests run in C where they can (a dict-items subset test,
+        ``map``); a spectator in step costs one call more (``Outbound.shared_transport``:
+        attribute checks) and the tick's shared bytes, framed once, go to the slice's
+        transports in one burst of writes after the tests (``_burst``)."""
         room = self.room
         members = room.members
         expect, firsts, zeros = tick.expect, tick.firsts, tick.zeros
@@ -482,30 +501,12 @@ class SpectatorTicks(Generic[M]):
         moves_now, last, in_run = tick.moves_now, tick.last, tick.in_run
         single = tick.single
         seat, before, after, count = single if single is not None else (0, 0, 0, 0)
-        written = 0
         ready: list[Any] = []  # transports taking the shared bytes, and those bytes
         wires: list[bytes] = []
-        owed = self.unserved.pop  # the cohort's members still owed the tick's frame
-        # (off in the tests' oracle: none ever formed; and before the last frame of a
-        # tick of several)
+        # joining the cohort: off in the tests' oracle (none ever forms), and before the
+        # last frame of a tick of several
         cohorts = self.cohorts and join
-        shown, shown_wire = tick.shown_frame() if self.unserved else (b"", b"")
-        size = len(shown_wire)
         for member in batch:
-            shared = owed(member, None)
-            if shared is not None:
-                # In the cohort, judged in step with it at the flush and its seen-state
-                # advanced there: the shared frame, nothing else to test or update.
-                try:
-                    transport = shared(shown, size)
-                    if transport is not None:
-                        ready.append(transport)
-                        wires.append(shown_wire)
-                    else:
-                        member.conn.send_frame(shown)
-                except Exception:
-                    log.exception("room %s: the spectators' tick failed for one", room.code)
-                continue
             conn = member.conn
             if members.get(conn) is not member:
                 continue  # it left meanwhile
@@ -521,7 +522,7 @@ class SpectatorTicks(Generic[M]):
                     seen_d[seat] = after
                     seen_p[seat] = count
                     frame, wire = tick.shown_frame()
-                    if cohorts:  # (a member of the cohort was served above)
+                    if cohorts:
                         self._join(member, seen_d, seen_p)
                 elif member.pending is not None:
                     for moved in tick.moves:
@@ -545,7 +546,7 @@ class SpectatorTicks(Generic[M]):
                     seen_d.update(last)
                     seen_p.update(moves_now)
                     frame, wire = tick.shown_frame()
-                    if cohorts:  # (a member of the cohort was served above)
+                    if cohorts:
                         self._join(member, seen_d, seen_p)
                 else:
                     self.tick_for(member, tick.diffs, tick.progress)
@@ -559,14 +560,5 @@ class SpectatorTicks(Generic[M]):
                     conn.send_frame(frame)  # framed for it, or queued: counted when written
             except Exception:
                 log.exception("room %s: the spectators' tick failed for one", room.code)
-        # One burst of writes, as the plainest broadcast loop does them (fewer wake-ups of
-        # the readers than writes interleaved with the tests: ~0.7 µs per frame less).
-        for transport, wire in zip(ready, wires, strict=True):
-            try:
-                transport.write(wire)
-            except Exception:  # the transport is closing under us: its reader sees it
-                log.debug("room %s: a spectator's write failed", room.code, exc_info=True)
-                continue
-            written += 1
-        if written:
-            self.metrics.frames_out.inc(written)
+        if ready:
+            self._burst(ready, wires, 1)
