@@ -5,11 +5,11 @@ node holds in the room. It subscribes to the room's events while it has members 
 timers that must fire), and turns each event into the frames each member may see
 (``views``). The race operations themselves (moves, start, finish) are in ``race``.
 
-Hidden information (``views``): while any racing seat has a face-down card, spectators
-get no board and no diff; the moment none has (or the race is over) each spectator gets
-every board as ``Snapshot`` messages, then diffs as usual. The room learns face-down
-counts and statuses from its events (``Started``, ``Moved.down``, ``SeatStatus``), or
-from the store when it opens mid-race.
+Hidden information (``room_boards``): while any racing seat has a face-down card,
+spectators get no board and no diff; the moment none has (or the race is over) each
+spectator gets every board as ``Snapshot`` messages, then diffs as usual. The room
+learns face-down counts and statuses from its events (``Started``, ``Moved.down``,
+``SeatStatus``), or from the store when it opens mid-race.
 
 Ordering: a member is attached *pending* before its ``Joined`` is built from the store;
 events arriving meanwhile are buffered (at most ``member_pending_max``), then replayed
@@ -55,8 +55,6 @@ from protocol.messages import (
     RoomSettings,
     Seats,
     SeatStatus,
-    Snapshot,
-    Started,
 )
 from protocol.ranking import BOT_LIKE_MOVES
 
@@ -65,6 +63,7 @@ from . import snapshots, views
 from .config import ServerConfig
 from .core.standing import opening
 from .metrics import Metrics
+from .room_boards import HiddenCards, RoomBoards
 from .room_outbox import RoomOutbox
 from .spectator_diffs import SpectatorDelay, SpectatorDiffs
 from .spectator_ticks import SpectatorTicks
@@ -197,7 +196,10 @@ class Room(Timed):
         self._diffs: SpectatorDiffs[Member] = SpectatorDiffs(self, self.config)
         self.deliver_diff = self._diffs.deliver_diff
         self._delay: SpectatorDelay[Member] = SpectatorDelay(self, self.config, self._diffs)
-        self._reveal_scan = True  # some member may be waiting for its boards to be shown
+        # Hidden information (server/room_boards.py): what this node knows of the seats'
+        # face-down cards, and the boards each member may see.
+        self.cards = HiddenCards()
+        self._boards: RoomBoards[Member] = RoomBoards(self, self._delay)
         # The store's end-of-batch hook (``Store``'s optional ``after_events``), or None;
         # True while a write of the players' frames is owed at the end of a batch.
         self._after_events: Callable[[Callable[[], None]], bool] | None = getattr(
@@ -210,13 +212,6 @@ class Room(Timed):
         self._outbox = RoomOutbox(self.store, self.code, self.config.room_outbox,
                                   lambda: self.closed)
         self.encode_own = self._outbox.encode_own
-        # Hidden information (module docstring): seats' face-down counts, the seats racing
-        # at the start (None: not known on this node yet) and those done since.
-        self._down: dict[int, int] = {}
-        self._down_seq: dict[int, int] = {}
-        self._racing: set[int] | None = None
-        self._done: set[int] = set()
-        self._ended = False  # the Finished event was applied
         self.standings = Standings(self.store, self.code, self.settings.rank_by)  # live ranking
 
     # ------------------------------------------------------------------ life cycle
@@ -229,37 +224,6 @@ class Room(Timed):
     def delay_ms(self) -> int:
         """How far behind the live race spectators are kept."""
         return self.settings.spectator_delay_s * 1000
-
-    @property
-    def hidden(self) -> bool:
-        """The room has hidden information now: started and not seen to finish, and some
-        racing seat still has a face-down card (or this node does not know yet: assume it
-        does). Judged from the events this node applied, not from the cached phase alone:
-        the shell can mark the room finished before the events that end it (the last
-        resignation, the results) reach its members, and they must come first."""
-        if self.phase in ("lobby", "countdown") or self._ended:
-            return False
-        if self._racing is None:
-            return True
-        return views.room_hidden(self._down, self._racing - self._done)
-
-    def _note_down(self, seat: int, seq: int, down: int) -> None:
-        if seq >= self._down_seq.get(seat, -1):
-            self._down_seq[seat], self._down[seat] = seq, down
-
-    async def _learn_racing(self) -> None:
-        """Read from the store which seats race and their face-down counts (a node that
-        opened the room after its start: it saw no ``Started``)."""
-        racing: set[int] = set()
-        for seat in await self.store.get_seats(self.code):
-            if seat.status != "playing":
-                continue
-            racing.add(seat.seat)
-            if seat.seat not in self._down:
-                rebuilt = await self.rebuild_seat(seat.seat, upto=seat.moves)
-                self._note_down(seat.seat, rebuilt.seq, views.face_down(rebuilt.game))
-        if self._racing is None:
-            self._racing = racing
 
     def clock_ms(self) -> int:
         """The race clock (0 before the start)."""
@@ -309,15 +273,17 @@ class Room(Timed):
         if old is not None:
             self.leave_cohort(old)
         self.members[member.conn] = member
-        self._groups, self._reveal_scan = None, True
+        self._groups = None
+        self._boards.reveal_scan = True
 
     def ready(self, member: Member) -> None:
         """The member's ``Joined`` is queued: deliver the events buffered meanwhile (and
         the boards, if they were withheld and the room stopped hiding meanwhile)."""
-        self._reveal_scan = True
+        boards = self._boards
+        boards.reveal_scan = True
         self._release(member)
-        if member.boards_hidden and not self.hidden:
-            self._start_showing(member)
+        if member.boards_hidden and not boards.hidden:
+            boards.start_showing(member)
 
     def _release(self, member: Member) -> None:
         pending, member.pending = member.pending or [], None
@@ -347,29 +313,6 @@ class Room(Timed):
                                    "the room moved on while you were joining: join again")
             return
         pending.append(item)
-
-    def _start_showing(self, member: Member) -> None:
-        """Send a spectator told ``hidden`` every board it may now see, as ``Snapshot``
-        messages; events from now on are buffered as during a join, so they follow the
-        snapshots (no diff is lost or sent twice: ``boards_for`` records the sequences
-        the snapshots cover)."""
-        self.leave_cohort(member)
-        member.pending = []
-        self.spawn(self._show_boards(member))
-
-    async def _show_boards(self, member: Member) -> None:
-        try:
-            boards = await self.boards_for(member)
-        except StoreUnavailable:
-            log.warning("room %s: boards not shown (store unavailable)", self.code)
-            boards = None
-        if self.members.get(member.conn) is not member:
-            return
-        if boards is not None:
-            member.boards_hidden = False
-            for board in boards:
-                member.conn.send(Snapshot(board=board))
-        self._release(member)
 
     def detach(self, conn: Peer) -> Member | None:
         """Remove a connection's membership (the caller updates the seat record). The
@@ -492,8 +435,9 @@ class Room(Timed):
         if ranking is not None:  # a broadcast: it carries its own state, may overtake a tick
             for member in list(self.members.values()):
                 self._deliver(member, ranking)
-        if self._reveal_scan and not self.hidden:  # the flag first: no scan per move
-            self._scan_reveals()
+        boards = self._boards
+        if boards.reveal_scan and not boards.hidden:  # the flag first: no scan per move
+            boards.scan()
         if isinstance(event, ev.Finished) and self.idle:
             self.spawn(self.server.release_room(self))
 
@@ -536,8 +480,9 @@ class Room(Timed):
                 self._players_owed = True
             else:
                 self._write_players()
-        if self._reveal_scan and not self.hidden:  # the flag first: no scan per move
-            self._scan_reveals()
+        boards = self._boards
+        if boards.reveal_scan and not boards.hidden:  # the flag first: no scan per move
+            boards.scan()
 
     def _write_players(self) -> None:
         """Write what the room's players have been sent and not written yet, one write
@@ -550,30 +495,14 @@ class Room(Timed):
             if getattr(conn, "receiving", True) is False and conn.unflushed():
                 conn.flush()
 
-    def _scan_reveals(self) -> None:
-        """Start showing the boards to every spectator waiting for them (the room no
-        longer hides information). After the event itself (the resignation or results
-        that ended the hiding come first). Level-triggered: the phase can also change
-        under this cache (the shell's own reads), and a reveal the store refused is
-        retried on the next event. The flag is cleared once no member waits (a scan per
-        move would cost a loop over every spectator)."""
-        waiting = False
-        for member in list(self.members.values()):
-            if member.boards_hidden:
-                waiting = True
-                if member.pending is None:
-                    self._start_showing(member)
-        self._reveal_scan = waiting
-
     def _begin_round(self, number: int) -> None:
         """A rematch: hold every member's events (as for a member joining) until its new
         ``Joined`` is queued, then read the new round from the store and send it."""
         # The new round's deal is hidden or not on its own: forget what this one showed
         # (before any event of the new round is applied).
-        self._down, self._down_seq, self._racing, self._done = {}, {}, None, set()
-        self._ended = False
+        self.cards = HiddenCards()
         self._delay.drop()
-        self._reveal_scan = True
+        self._boards.reveal_scan = True
         self._ticks.dissolve()  # every member's seen-state is its own again (reset below)
         for member in self.members.values():
             if member.pending is None:
@@ -634,24 +563,18 @@ class Room(Timed):
         elif isinstance(event, ev.Started):
             self.record = msgspec.structs.replace(record, phase="running", start_ms=event.start_ms)
             fresh = views.new_board(self.record, self.settings)
-            racing = opening(fresh).status == "playing"
-            self._racing = set(event.seats) if racing else set()
-            for seat in event.seats:
-                self._note_down(seat, 0, views.face_down(fresh))
+            self.cards.started(event.seats, opening(fresh).status == "playing",
+                               views.face_down(fresh))
         elif isinstance(event, ev.SeatStatus):
             if event.status != "playing":
-                self._done.add(event.seat)
+                self.cards.done.add(event.seat)
         elif isinstance(event, ev.Finished):
             self.record = msgspec.structs.replace(record, phase="finished")
-            self._ended = True
+            self.cards.ended = True
 
     def _apply_moved(self, event: ev.Moved) -> None:
-        """``_apply`` for a move (``_note_down`` done in place)."""
-        seat, seq = event.seat, event.seq
-        if seq >= self._down_seq.get(seat, -1):
-            self._down_seq[seat], self._down[seat] = seq, event.down
-        if event.status != "playing":
-            self._done.add(seat)
+        """``_apply`` for a move."""
+        self.cards.moved(event.seat, event.seq, event.down, event.status)
         if self.settings.spectator_delay_s and not self.closed:  # (``delay_ms``'s test)
             _, legacy, batched = self._grouped()
             if legacy or batched:
@@ -739,63 +662,12 @@ class Room(Timed):
     # ------------------------------------------------------------------ boards
     async def boards_for(self, member: Member,
                          seats: list[SeatRecord] | None = None) -> list[Board]:
-        """The boards ``member`` may see now: its own (player, racing), none while the
-        room hides information (spectator, racing: ``member.boards_hidden`` is set), every
-        board as of ``now - delay`` (spectator, racing) or every final board (finished).
-        Each board comes from its seat's checkpoint and log tail (``snapshots``), never
-        the whole log. Records the sequences covered so later diffs are not sent twice;
-        puts the delayed diffs a spectator still has to receive in the room's buffer.
-        ``seats``: the room's seats if the caller has just read them (a round trip less)."""
-        self.leave_cohort(member)
-        phase = self.phase
-        if phase in ("lobby", "countdown"):
-            return []
-        if member.is_player and phase == "running":
-            assert member.game is not None
-            member.diff_seen[member.seat] = member.seq
-            return [views.board(member.seat, member.seq, member.game)]
-        if phase == "running" and not member.is_player:
-            if self._racing is None:
-                await self._learn_racing()
-            if self.hidden:
-                member.boards_hidden = True
-                self._reveal_scan = True
-                return []
-        if seats is None:
-            seats = await self.store.get_seats(self.code)
-        cutoff = None
-        if phase == "running" and self.delay_ms:
-            cutoff = self.clock_ms() - self.delay_ms
-        out = []
-        for seat in seats:
-            # seat.moves: the log's length when the seats were read (later moves come
-            # as events, buffered while this member is pending)
-            rebuilt = await self.rebuild_seat(seat.seat, upto=seat.moves, until_clock_ms=cutoff)
-            out.append(views.board(seat.seat, rebuilt.seq, rebuilt.game))
-            member.diff_seen[seat.seat] = rebuilt.seq
-            if cutoff is not None and rebuilt.stopped:
-                await self._delay.buffer_window(seat.seat, rebuilt)
-        return out
+        """The boards ``member`` may see now (``RoomBoards.boards_for``)."""
+        return await self._boards.boards_for(member, seats)
 
     def send_started(self, member: Member, start_ms: int, seats: list[int]) -> None:
-        """Send ``Started`` with the boards ``member`` may see (players: their own fresh
-        board, set up as the seat's game)."""
-        if member.started_sent:
-            return
-        member.started_sent = True
-        self.leave_cohort(member)
-        if member.is_player:
-            member.game = views.new_board(self.record, self.settings)
-            member.seq, member.status = 0, opening(member.game).status
-            boards = [views.board(member.seat, 0, member.game)]
-        elif self.hidden:
-            member.boards_hidden = True
-            self._reveal_scan = True
-            boards = []
-        else:
-            fresh = views.new_board(self.record, self.settings)
-            boards = [views.board(seat, 0, fresh) for seat in seats]
-        member.conn.send(Started(start_ms=start_ms, boards=boards, hidden=member.boards_hidden))
+        """Send ``Started`` with the boards ``member`` may see (``RoomBoards.send_started``)."""
+        self._boards.send_started(member, start_ms, seats)
 
     async def publish_seats(self) -> None:
         """Tell every node the seat list changed (read from the store, so it is current)."""

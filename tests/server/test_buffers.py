@@ -104,7 +104,7 @@ async def _room(now: list[int], moves: int, delay_s: int = 0, **config: Any
     host = SimpleNamespace(config=ServerConfig(clock=lambda: now[0], **config), store=store,
                            metrics=Metrics())
     room = Room(host, await store.get_room("BUFS"))  # type: ignore[arg-type]
-    room._racing, room._down = {1}, {1: 0}  # nothing face down (Spanish)
+    room.cards.racing, room.cards.down = {1}, {1: 0}  # nothing face down (Spanish)
     return room, store, events
 
 
@@ -281,7 +281,7 @@ async def test_a_spectator_out_of_step_gets_its_own_filtered_frame() -> None:
 async def test_a_withheld_spectator_gets_progress_and_no_diff() -> None:
     now = [START_MS]
     room, _, events = await _room(now, 3)
-    room._down = {1: 5}  # a face-down card on the racing seat: the room hides boards
+    room.cards.down = {1: 5}  # a face-down card on the racing seat: the room hides boards
     hidden = BatchedPeer("hidden")
     room.attach(Member(hidden, 0, pending=None, boards_hidden=True))
     for event in events:

@@ -65,7 +65,7 @@ async def _subscribed_room(store: MemoryStore) -> Room:
     host = SimpleNamespace(config=ServerConfig(clock=lambda: START_MS), store=store,
                            metrics=Metrics())
     room = Room(host, await store.get_room(CODE))  # type: ignore[arg-type]
-    room._racing, room._down = {1, 2}, {1: 0, 2: 0}  # nothing face down (Spanish)
+    room.cards.racing, room.cards.down = {1, 2}, {1: 0, 2: 0}  # nothing face down (Spanish)
     await store.subscribe(CODE, room._event_now)
     return room
 

@@ -46,7 +46,7 @@ async def test_a_spectator_is_judged_on_its_state_when_its_slice_runs() -> None:
     room._ticks.flush()
     gone, joining, behind, steady = members[-3], members[-2], members[-1], members[0]
     room.detach(gone.conn)
-    joining.pending = []  # its boards are being read again (as ``_start_showing`` does)
+    joining.pending = []  # its boards are being read again (as ``RoomBoards.start_showing`` does)
     behind.held = {1: {}}
     behind.filling = {1}  # a gap of its own is being filled from the log
     _run_slices(room)

@@ -73,7 +73,7 @@ async def _race(delay_s: int = 0, **config: Any
     host = SimpleNamespace(config=ServerConfig(clock=lambda: now[0], **config), store=store,
                            metrics=Metrics())
     room = Room(host, await store.get_room("COHO"))  # type: ignore[arg-type]
-    room._racing, room._down = set(SEATS), {seat: 0 for seat in SEATS}  # all face up
+    room.cards.racing, room.cards.down = set(SEATS), {seat: 0 for seat in SEATS}  # all face up
     return room, events, now
 
 
@@ -283,7 +283,7 @@ async def test_one_leaving_before_its_slice_is_judged_on_its_own_state_before_th
 async def test_a_new_round_or_a_reveal_takes_every_member_out_first() -> None:
     room, members, _ = await _steady(5, 2)
     shared = room._ticks.seen_d
-    room._start_showing(members[0])
+    room._boards.start_showing(members[0])
     assert not members[0].cohort and members[0].diff_seen == shared
     assert members[0].diff_seen is not shared
     room._begin_round(2)
@@ -298,13 +298,13 @@ async def test_a_withheld_spectator_never_joins_and_never_gets_a_diff() -> None:
     room, events, _ = await _race()
     shown = [Member(Watcher(f"w{i}"), 0, pending=None) for i in range(3)]
     hidden = Member(Watcher("h"), 0, pending=None, boards_hidden=True)
-    room._reveal_scan = False  # nothing reveals it in this test (the room shows boards)
+    room._boards.reveal_scan = False  # nothing reveals it in this test (the room shows boards)
     for member in [*shown, hidden]:
         room.attach(member)
-    room._reveal_scan = False
+    room._boards.reveal_scan = False
     for seq in range(1, 5):
         await room._on_event(ev.encode_event(events[1][seq - 1]))
-        room._reveal_scan = False
+        room._boards.reveal_scan = False
         room._ticks.flush()
         while room._ticks.writes:
             room._ticks.write_slice()
